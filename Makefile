@@ -1,0 +1,62 @@
+# Time-dilated containers: top-level entry points.
+#
+#   make demo           set up the host, build, boot, show a TDF-10 time namespace
+#   make test           build everything, run all tests (host + one VM boot)
+#   make build          kernel (build/linux) + helpers + selftests
+#   make bench          run bench/ in the VM (if bench/Makefile exists)
+#   make check-patches  checkpatch --strict + new W=1 warnings of kernel/patches
+#   make setup          scripts/setup-host (apt packages, build/venv with vng)
+#   make vm CMD='...'   run a command in the VM (empty CMD: interactive shell)
+#   make clean          remove build outputs (keeps the extracted tree, venv, ccache)
+#   make distclean      remove build/ entirely
+ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD := $(ROOT)/build
+KSRC := $(BUILD)/linux
+HDRS := -isystem $(BUILD)/headers/include
+
+.PHONY: all build setup kernel build-tools selftests test demo bench check-patches vm clean distclean
+
+all: build
+
+setup:
+	@$(ROOT)/scripts/setup-host
+
+kernel:
+	@$(ROOT)/scripts/build-kernel
+
+build-tools: $(BUILD)/bin/dilate
+
+$(BUILD)/bin/dilate: $(ROOT)/scripts/dilate.c
+	@mkdir -p $(dir $@)
+	gcc -O2 -Wall -Wextra -o $@ $<
+
+selftests: kernel
+	@if [ -f $(ROOT)/selftests/Makefile ]; then \
+		$(MAKE) -C $(ROOT)/selftests KSRC=$(KSRC) TDC_ROOT=$(ROOT) KHDR_INCLUDES="$(HDRS)"; fi
+
+build: kernel build-tools selftests
+
+test:
+	@$(ROOT)/scripts/run-tests
+
+demo: setup build
+	@$(ROOT)/scripts/vm --timeout 300 -- $(ROOT)/scripts/demo
+
+bench: build
+	@if [ ! -f $(ROOT)/bench/Makefile ]; then echo "bench/Makefile does not exist yet: nothing to run" >&2; exit 1; fi
+	$(MAKE) -C $(ROOT)/bench KSRC=$(KSRC) TDC_ROOT=$(ROOT) KHDR_INCLUDES="$(HDRS)"
+	@$(ROOT)/scripts/vm --timeout $${TDC_BENCH_TIMEOUT:-3000} -- $(MAKE) -C $(ROOT)/bench run TDC_ROOT=$(ROOT)
+
+check-patches: kernel
+	@$(ROOT)/scripts/check-patches
+
+vm:
+	@$(ROOT)/scripts/vm -- $(CMD)
+
+clean:
+	rm -rf $(BUILD)/test-results $(BUILD)/vm-out $(BUILD)/bin $(BUILD)/headers $(BUILD)/check-patches
+	@if [ -f $(KSRC)/Makefile ]; then $(MAKE) -s -C $(KSRC) clean; rm -f $(KSRC)/.tdc-config; fi
+	@if [ -f $(ROOT)/selftests/Makefile ]; then $(MAKE) -C $(ROOT)/selftests clean || true; fi
+
+distclean:
+	rm -rf $(BUILD)

@@ -1,0 +1,34 @@
+# shellcheck shell=bash
+# Common helpers for scripts/*. Source it: . "$(dirname "$0")/lib.sh"
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=$ROOT/build
+KSRC=$BUILD/linux
+VENV=$BUILD/venv
+
+# Pinned versions.
+KVER=6.12.117
+KPKG=linux-source-6.12
+KTARBALL=/usr/src/linux-source-6.12.tar.xz
+VNG_VERSION=1.42
+
+die()  { echo "$(basename "$0"): error: $*" >&2; exit 1; }
+warn() { echo "$(basename "$0"): warning: $*" >&2; }
+info() { [ -n "${QUIET:-}" ] || echo "$(basename "$0"): $*" >&2; }
+
+# Patches of the series, in order (nothing if kernel/patches is empty).
+# TDC_PATCHES=DIR uses another directory (for testing the scripts).
+series() {
+	local p
+	for p in "${TDC_PATCHES:-$ROOT/kernel/patches}"/*.patch; do
+		[ -e "$p" ] && echo "$p"
+	done
+	return 0
+}
+
+vng_bin() {
+	if [ -x "$VENV/bin/vng" ]; then echo "$VENV/bin/vng"
+	elif command -v vng >/dev/null; then command -v vng
+	else die "virtme-ng not found: run scripts/setup-host (creates build/venv with virtme-ng==$VNG_VERSION)"
+	fi
+}

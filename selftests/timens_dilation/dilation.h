@@ -1,0 +1,855 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared helpers for the time-namespace dilation selftests
+ * (/proc/PID/timens_dilation, see docs/interface.md).
+ *
+ * Measurement model used by the rate / continuity tests
+ * -----------------------------------------------------
+ * The test process stays in the root time namespace ("host").  It forks a
+ * "server" child inside the namespace under test and talks to it over two
+ * pipes.  To take one reading, the parent reads the host clock (h0), sends a
+ * request, the child reads its clock and answers, the parent reads the host
+ * clock again (h1).  By causality the child's reading was taken at a host
+ * instant inside [h0, h1].  Each reading is repeated a few times and the
+ * narrowest bracket is kept.  Two readings A and B taken ~250 ms apart bound
+ * the host interval between them to [h0B - h1A, h1B - h0A]; the rate check
+ * accepts iff 1/TDF times some interval in that range equals the child's
+ * delta up to the child's own reading granularity ("slack").  This is
+ * rigorous: a correct kernel cannot fail it however noisy the machine (QEMU
+ * TCG) is; noise only widens the bracket, which is reported (and checked to
+ * be small enough for the test to mean something).
+ */
+#ifndef __TIMENS_DILATION_H__
+#define __TIMENS_DILATION_H__
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysinfo.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#include "kselftest.h"
+#include "vdso_sym.h"
+
+#ifndef CLONE_NEWTIME
+# define CLONE_NEWTIME	0x00000080
+#endif
+#ifndef CLOCK_REALTIME_ALARM
+# define CLOCK_REALTIME_ALARM	8
+#endif
+#ifndef CLOCK_BOOTTIME_ALARM
+# define CLOCK_BOOTTIME_ALARM	9
+#endif
+#ifndef CLOCK_TAI
+# define CLOCK_TAI		11
+#endif
+
+typedef long long i64;
+
+#define NSEC_PER_SEC	1000000000LL
+#define NSEC_PER_MSEC	1000000LL
+#define NSEC_PER_USEC	1000LL
+
+#define DIL_SELF	0	/* pid argument meaning /proc/self */
+
+static struct vdso_fns vdso;
+
+static inline i64 ts_ns(const struct timespec *t)
+{
+	return (i64)t->tv_sec * NSEC_PER_SEC + t->tv_nsec;
+}
+
+/* A reading of the root namespace ("host") clock @c by the test process. */
+static inline i64 host_ns(clockid_t c)
+{
+	struct timespec t;
+
+	if (clock_gettime(c, &t))
+		ksft_exit_fail_msg("clock_gettime(%d): %s\n", (int)c, strerror(errno));
+	return ts_ns(&t);
+}
+
+static inline i64 host_res_ns(clockid_t c)
+{
+	struct timespec t;
+
+	if (syscall(SYS_clock_getres, c, &t))
+		return -errno;
+	return ts_ns(&t);
+}
+
+static inline void sleep_ns(i64 ns)
+{
+	struct timespec t = { ns / NSEC_PER_SEC, ns % NSEC_PER_SEC };
+
+	while (nanosleep(&t, &t) && errno == EINTR)
+		;
+}
+
+/* ------------------------------------------------------------------ */
+/* Clocks                                                              */
+
+struct clk {
+	clockid_t id;
+	const char *name;
+	clockid_t host;		/* root-namespace clock to bracket readings with */
+	int coarse;		/* tick granularity */
+	int vdso;		/* served by the vDSO (not the alarm clocks) */
+	int offset;		/* 0: none, 1: monotonic offset, 2: boottime offset */
+};
+
+static const struct clk clocks[] = {
+	{ CLOCK_REALTIME,	  "CLOCK_REALTIME",	    CLOCK_REALTIME,	    0, 1, 0 },
+	{ CLOCK_REALTIME_COARSE,  "CLOCK_REALTIME_COARSE",  CLOCK_REALTIME_COARSE,  1, 1, 0 },
+	{ CLOCK_MONOTONIC,	  "CLOCK_MONOTONIC",	    CLOCK_MONOTONIC,	    0, 1, 1 },
+	{ CLOCK_MONOTONIC_COARSE, "CLOCK_MONOTONIC_COARSE", CLOCK_MONOTONIC_COARSE, 1, 1, 1 },
+	{ CLOCK_MONOTONIC_RAW,	  "CLOCK_MONOTONIC_RAW",    CLOCK_MONOTONIC_RAW,    0, 1, 1 },
+	{ CLOCK_BOOTTIME,	  "CLOCK_BOOTTIME",	    CLOCK_BOOTTIME,	    0, 1, 2 },
+	{ CLOCK_TAI,		  "CLOCK_TAI",		    CLOCK_TAI,		    0, 1, 0 },
+	{ CLOCK_REALTIME_ALARM,	  "CLOCK_REALTIME_ALARM",   CLOCK_REALTIME,	    0, 0, 0 },
+	{ CLOCK_BOOTTIME_ALARM,	  "CLOCK_BOOTTIME_ALARM",   CLOCK_BOOTTIME,	    0, 0, 2 },
+};
+#define NCLOCKS		((int)ARRAY_SIZE(clocks))
+#define NVDSO_CLOCKS	7	/* clocks[0..6] are the vDSO clocks */
+
+/*
+ * The alarm clocks need an RTC registered with the alarmtimer; without one
+ * clock_gettime() returns EINVAL.  Reading them needs no CAP_WAKE_ALARM (that
+ * is only checked for timer_create()/timerfd_create()).
+ */
+static inline int clock_readable(int i)
+{
+	struct timespec t;
+
+	return syscall(SYS_clock_gettime, clocks[i].id, &t) == 0;
+}
+
+/* Kernel tick: the resolution of the coarse clocks. */
+static inline i64 tick_ns(void)
+{
+	i64 r = host_res_ns(CLOCK_MONOTONIC_COARSE);
+
+	return r > 0 ? r : 10 * NSEC_PER_MSEC;
+}
+
+/* ------------------------------------------------------------------ */
+/* TDFs                                                                */
+
+struct tdf {
+	const char *str;	/* what is written */
+	i64 n, d;		/* TDF = n / d */
+	const char *readback;	/* expected read, without the newline */
+};
+
+/* rate of the namespace clocks relative to the host: 1/TDF = d/n */
+static inline long double tdf_rate(i64 n, i64 d)
+{
+	return (long double)d / (long double)n;
+}
+
+/* ------------------------------------------------------------------ */
+/* /proc/PID/timens_dilation                                           */
+
+static inline void dil_path(char *buf, size_t sz, pid_t pid)
+{
+	if (pid == DIL_SELF)
+		snprintf(buf, sz, "/proc/self/timens_dilation");
+	else
+		snprintf(buf, sz, "/proc/%d/timens_dilation", (int)pid);
+}
+
+/* 0 on success (the whole buffer written), else -errno. */
+static inline int dil_write_len(pid_t pid, const char *s, size_t len)
+{
+	char path[64];
+	ssize_t ret;
+	int fd, err;
+
+	dil_path(path, sizeof(path), pid);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, s, len);
+	err = errno;
+	close(fd);
+	if (ret < 0)
+		return -err;
+	if ((size_t)ret != len)
+		return -EMSGSIZE;	/* short write: not what the spec says */
+	return 0;
+}
+
+static inline int dil_write(pid_t pid, const char *s)
+{
+	return dil_write_len(pid, s, strlen(s));
+}
+
+/* Raw content (newline included) into buf; 0 or -errno. */
+static inline int dil_read(pid_t pid, char *buf, size_t sz)
+{
+	char path[64];
+	ssize_t ret;
+	int fd, err;
+
+	dil_path(path, sizeof(path), pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = read(fd, buf, sz - 1);
+	err = errno;
+	close(fd);
+	if (ret < 0)
+		return -err;
+	buf[ret] = '\0';
+	return 0;
+}
+
+/* "a\nb" -> "a\\nb", for test names and diagnostics. */
+static inline const char *esc(const char *s, char *buf, size_t sz)
+{
+	size_t o = 0;
+
+	for (; *s && o + 5 < sz; s++) {
+		if (*s == '\n') {
+			buf[o++] = '\\';
+			buf[o++] = 'n';
+		} else if ((unsigned char)*s < 0x20 || *s == '#') {
+			o += snprintf(buf + o, sz - o, "\\x%02x", (unsigned char)*s);
+		} else {
+			buf[o++] = *s;
+		}
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static inline ino_t ns_inode(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return 0;
+	return st.st_ino;
+}
+
+static inline void require_timens(void)
+{
+	if (access("/proc/self/ns/time", F_OK))
+		ksft_exit_skip("time namespaces are not supported (no /proc/self/ns/time)\n");
+}
+
+static inline void require_dilation(void)
+{
+	require_timens();
+	if (access("/proc/self/timens_dilation", F_OK))
+		ksft_exit_skip("kernel without time-namespace dilation (CONFIG_TIME_NS_DILATION): /proc/self/timens_dilation does not exist\n");
+}
+
+/* unshare(CLONE_NEWTIME): only time_for_children changes; we stay on the host. */
+static inline void unshare_timens_or_skip(void)
+{
+	if (unshare(CLONE_NEWTIME)) {
+		if (errno == EPERM)
+			ksft_exit_skip("need CAP_SYS_ADMIN (run as root) for unshare(CLONE_NEWTIME)\n");
+		ksft_exit_fail_msg("unshare(CLONE_NEWTIME): %s\n", strerror(errno));
+	}
+}
+
+static inline int set_timens_offset(clockid_t c, i64 sec, long nsec)
+{
+	char buf[128];
+	int fd, len, ret = 0;
+
+	len = snprintf(buf, sizeof(buf), "%d %lld %ld", (int)c, sec, nsec);
+	fd = open("/proc/self/timens_offsets", O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, len) != len)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static inline void print_clocksource(void)
+{
+	char buf[64] = "?";
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			strcpy(buf, "?");
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	ksft_print_msg("clocksource: %s, tick (coarse resolution): %lld ns, %ld CPUs\n",
+		       buf, tick_ns(), sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+/* ------------------------------------------------------------------ */
+/* Is the vDSO really answering in user space?                         */
+
+/*
+ * A throwaway child installs a seccomp filter that makes the time system
+ * calls fail with a distinctive errno, then calls the vDSO entry points.  A
+ * vDSO that falls back to the system call (clocksource without vDSO support,
+ * or an implementation that punts dilated namespaces to the kernel) returns
+ * -VDSO_PROBE_ERRNO.  Bits: 0..6 clocks[i] via clock_gettime, 8 gettimeofday,
+ * 9 time, 16..22 clocks[i] via clock_getres.  -1 if seccomp is unavailable.
+ */
+#define VDSO_PROBE_ERRNO	4000
+#define PROBE_GTOD		(1 << 8)
+#define PROBE_TIME		(1 << 9)
+#define PROBE_GETRES(i)		(1 << (16 + (i)))
+
+#if defined(__x86_64__)
+# define PROBE_AUDIT_ARCH	AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+# define PROBE_AUDIT_ARCH	AUDIT_ARCH_AARCH64
+#endif
+
+static inline int vdso_probe_child(void)
+{
+#ifdef PROBE_AUDIT_ARCH
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PROBE_AUDIT_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clock_gettime, 4, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clock_getres, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_gettimeofday, 2, 0),
+#ifdef __NR_time
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_time, 1, 0),
+#else
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_gettimeofday, 1, 0),
+#endif
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | VDSO_PROBE_ERRNO),
+	};
+	struct sock_fprog prog = { .len = ARRAY_SIZE(f), .filter = f };
+	struct timespec ts;
+	struct timeval tv;
+	int i, mask = 0;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return -1;
+	for (i = 0; i < NVDSO_CLOCKS; i++) {
+		if (vdso.clock_gettime && vdso.clock_gettime(clocks[i].id, &ts) == 0)
+			mask |= 1 << i;
+		if (vdso.clock_getres && vdso.clock_getres(clocks[i].id, &ts) == 0)
+			mask |= PROBE_GETRES(i);
+	}
+	if (vdso.gettimeofday && vdso.gettimeofday(&tv, NULL) == 0)
+		mask |= PROBE_GTOD;
+	if (vdso.time && vdso.time(NULL) > 0)
+		mask |= PROBE_TIME;
+	return mask;
+#else
+	return -1;
+#endif
+}
+
+static inline int vdso_userspace_mask(void)
+{
+	int p[2], mask = -1, st;
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		close(p[0]);
+		mask = vdso_probe_child();
+		if (write(p[1], &mask, sizeof(mask)) != sizeof(mask))
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], &mask, sizeof(mask)) != sizeof(mask))
+		mask = -1;
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	return mask;
+}
+
+static inline void mask_names(int mask, char *buf, size_t sz)
+{
+	size_t o = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < NVDSO_CLOCKS; i++)
+		if (mask & (1 << i))
+			o += snprintf(buf + o, o < sz ? sz - o : 0, "%s%s", o ? "," : "", clocks[i].name + 6);
+	if (mask & PROBE_GTOD)
+		o += snprintf(buf + o, o < sz ? sz - o : 0, "%sgettimeofday", o ? "," : "");
+	if (mask & PROBE_TIME)
+		o += snprintf(buf + o, o < sz ? sz - o : 0, "%stime", o ? "," : "");
+	for (i = 0; i < NVDSO_CLOCKS; i++)
+		if (mask & PROBE_GETRES(i))
+			o += snprintf(buf + o, o < sz ? sz - o : 0, "%sres:%s", o ? "," : "", clocks[i].name + 6);
+	if (!o)
+		snprintf(buf, sz, "(none)");
+}
+
+/* ------------------------------------------------------------------ */
+/* The server child, inside the namespace under test                  */
+
+enum {
+	OP_CG_VDSO = 1,		/* arg: clock index; v0 = ns */
+	OP_CG_SYS,
+	OP_GTOD_VDSO,		/* v0 = tv in ns (usec granularity) */
+	OP_GTOD_SYS,
+	OP_TIME_VDSO,		/* v0 = REALTIME_COARSE, v1 = time() in ns, v2 = REALTIME */
+	OP_TIME_SYS,
+	OP_UPTIME,		/* v0 = uptime ns, v1 = idle ns, v2/v3 = BOOTTIME before/after */
+	OP_SYSINFO,		/* v0 = sysinfo.uptime in ns, v2/v3 = BOOTTIME before/after */
+	OP_STARTTIME,		/* v0 = BOOTTIME before fork, v1 = stat field 22, v2 = BOOTTIME after, v3 = CLK_TCK */
+	OP_GETRES_VDSO,		/* arg: clock index; v0 = res ns */
+	OP_GETRES_SYS,
+	OP_VDSO_PROBE,		/* v0 = vdso_userspace_mask() */
+	OP_CPUTIME,		/* arg: ms of thread CPU time to burn; v0 = thread cpu delta, v1 = process cpu delta */
+	OP_READ_DIL,		/* s = /proc/self/timens_dilation */
+	OP_NS_INODE,		/* v0 = inode of /proc/self/ns/time */
+	OP_EXT = 100,		/* handed to srv_ext */
+};
+
+struct req {
+	int op;
+	int arg;
+};
+
+struct resp {
+	int err;		/* errno of the operation, 0 if fine */
+	int pad;
+	i64 v[4];
+	char s[48];
+};
+
+struct srv {
+	pid_t pid;
+	int wfd, rfd;
+};
+
+/* optional handler for OP_EXT.. requests (runs in the server child) */
+static void (*srv_ext)(const struct req *rq, struct resp *rs);
+
+static inline int sys_cg(clockid_t c, i64 *v)
+{
+	struct timespec t;
+
+	if (syscall(SYS_clock_gettime, c, &t))
+		return errno;
+	*v = ts_ns(&t);
+	return 0;
+}
+
+static inline int vdso_cg(clockid_t c, i64 *v)
+{
+	struct timespec t;
+	int ret;
+
+	if (!vdso.clock_gettime)
+		return ENOSYS;
+	ret = vdso.clock_gettime(c, &t);
+	if (ret)
+		return ret < 0 ? -ret : ret;
+	*v = ts_ns(&t);
+	return 0;
+}
+
+static inline int read_uptime(i64 *up, i64 *idle)
+{
+	unsigned long us, uc, is, ic;
+	char buf[128];
+	int fd, n;
+
+	fd = open("/proc/uptime", O_RDONLY);
+	if (fd < 0)
+		return errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return EIO;
+	buf[n] = '\0';
+	if (sscanf(buf, "%lu.%2lu %lu.%2lu", &us, &uc, &is, &ic) != 4)
+		return EINVAL;
+	*up = (i64)us * NSEC_PER_SEC + (i64)uc * 10 * NSEC_PER_MSEC;
+	*idle = (i64)is * NSEC_PER_SEC + (i64)ic * 10 * NSEC_PER_MSEC;
+	return 0;
+}
+
+static inline int read_stat_starttime(pid_t pid, i64 *ticks)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v;
+	int fd, n, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return EIO;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');		/* comm may contain spaces */
+	if (!p)
+		return EINVAL;
+	p++;
+	/* after ")" come fields 3, 4, ...: skip to field 22 */
+	for (i = 3; i <= 22; i++) {
+		while (*p == ' ')
+			p++;
+		if (i == 22)
+			break;
+		while (*p && *p != ' ')
+			p++;
+	}
+	if (sscanf(p, "%llu", &v) != 1)
+		return EINVAL;
+	*ticks = (i64)v;
+	return 0;
+}
+
+static inline void srv_do(const struct req *rq, struct resp *rs)
+{
+	struct timespec ts;
+	struct timeval tv;
+	struct sysinfo si = { 0 };
+	int i = rq->arg, ret, p[2];
+	char c;
+	pid_t pid;
+
+	memset(rs, 0, sizeof(*rs));
+	switch (rq->op) {
+	case OP_CG_VDSO:
+		rs->err = vdso_cg(clocks[i].id, &rs->v[0]);
+		break;
+	case OP_CG_SYS:
+		rs->err = sys_cg(clocks[i].id, &rs->v[0]);
+		break;
+	case OP_GTOD_VDSO:
+	case OP_GTOD_SYS:
+		if (rq->op == OP_GTOD_VDSO) {
+			if (!vdso.gettimeofday) {
+				rs->err = ENOSYS;
+				break;
+			}
+			ret = vdso.gettimeofday(&tv, NULL);
+			rs->err = ret < 0 ? -ret : ret;
+		} else {
+			ret = syscall(SYS_gettimeofday, &tv, NULL);
+			rs->err = ret ? errno : 0;
+		}
+		rs->v[0] = (i64)tv.tv_sec * NSEC_PER_SEC + (i64)tv.tv_usec * NSEC_PER_USEC;
+		break;
+	case OP_TIME_VDSO:
+	case OP_TIME_SYS:
+		rs->err = sys_cg(CLOCK_REALTIME_COARSE, &rs->v[0]);
+		if (rs->err)
+			break;
+		if (rq->op == OP_TIME_VDSO) {
+			if (!vdso.time) {
+				rs->err = ENOSYS;
+				break;
+			}
+			rs->v[1] = (i64)vdso.time(NULL) * NSEC_PER_SEC;
+		} else {
+#ifdef SYS_time
+			rs->v[1] = (i64)syscall(SYS_time, NULL) * NSEC_PER_SEC;
+#else
+			rs->err = ENOSYS;
+			break;
+#endif
+		}
+		rs->err = sys_cg(CLOCK_REALTIME, &rs->v[2]);
+		break;
+	case OP_UPTIME:
+		rs->err = sys_cg(CLOCK_BOOTTIME, &rs->v[2]);
+		if (!rs->err)
+			rs->err = read_uptime(&rs->v[0], &rs->v[1]);
+		if (!rs->err)
+			rs->err = sys_cg(CLOCK_BOOTTIME, &rs->v[3]);
+		break;
+	case OP_SYSINFO:
+		rs->err = sys_cg(CLOCK_BOOTTIME, &rs->v[2]);
+		if (!rs->err && sysinfo(&si))
+			rs->err = errno;
+		rs->v[0] = (i64)si.uptime * NSEC_PER_SEC;
+		if (!rs->err)
+			rs->err = sys_cg(CLOCK_BOOTTIME, &rs->v[3]);
+		break;
+	case OP_STARTTIME:
+		if (pipe(p)) {
+			rs->err = errno;
+			break;
+		}
+		sys_cg(CLOCK_BOOTTIME, &rs->v[0]);
+		pid = fork();
+		if (pid == 0) {
+			close(p[1]);
+			if (read(p[0], &c, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		sys_cg(CLOCK_BOOTTIME, &rs->v[2]);
+		close(p[0]);
+		if (pid < 0) {
+			rs->err = errno;
+			close(p[1]);
+			break;
+		}
+		rs->err = read_stat_starttime(pid, &rs->v[1]);
+		rs->v[3] = sysconf(_SC_CLK_TCK);
+		close(p[1]);
+		waitpid(pid, NULL, 0);
+		break;
+	case OP_GETRES_VDSO:
+		if (!vdso.clock_getres) {
+			rs->err = ENOSYS;
+			break;
+		}
+		ret = vdso.clock_getres(clocks[i].id, &ts);
+		rs->err = ret < 0 ? -ret : ret;
+		rs->v[0] = ts_ns(&ts);
+		break;
+	case OP_GETRES_SYS:
+		if (syscall(SYS_clock_getres, clocks[i].id, &ts))
+			rs->err = errno;
+		rs->v[0] = ts_ns(&ts);
+		break;
+	case OP_VDSO_PROBE:
+		rs->v[0] = vdso_userspace_mask();
+		break;
+	case OP_CPUTIME: {
+		i64 t0 = 0, t = 0, p0 = 0, p1 = 0;
+
+		rs->err = sys_cg(CLOCK_THREAD_CPUTIME_ID, &t0);
+		if (!rs->err)
+			rs->err = sys_cg(CLOCK_PROCESS_CPUTIME_ID, &p0);
+		while (!rs->err && t - t0 < (i64)i * NSEC_PER_MSEC)
+			rs->err = sys_cg(CLOCK_THREAD_CPUTIME_ID, &t);
+		if (!rs->err)
+			rs->err = sys_cg(CLOCK_PROCESS_CPUTIME_ID, &p1);
+		rs->v[0] = t - t0;
+		rs->v[1] = p1 - p0;
+		break;
+	}
+	case OP_READ_DIL:
+		ret = dil_read(DIL_SELF, rs->s, sizeof(rs->s));
+		rs->err = ret < 0 ? -ret : 0;
+		break;
+	case OP_NS_INODE:
+		rs->v[0] = ns_inode("/proc/self/ns/time");
+		break;
+	default:
+		if (rq->op >= OP_EXT && srv_ext)
+			srv_ext(rq, rs);
+		else
+			rs->err = EINVAL;
+	}
+}
+
+static inline int read_full(int fd, void *buf, size_t len)
+{
+	size_t o = 0;
+	ssize_t r;
+
+	while (o < len) {
+		r = read(fd, (char *)buf + o, len - o);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		o += r;
+	}
+	return 0;
+}
+
+/* Fork the server; it lands in the parent's time_for_children namespace. */
+static inline int srv_start(struct srv *s)
+{
+	int a[2], b[2];
+
+	if (pipe(a) || pipe(b))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	s->pid = fork();
+	if (s->pid < 0)
+		return -1;
+	if (s->pid == 0) {
+		struct req rq;
+		struct resp rs;
+
+		close(a[1]);
+		close(b[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		while (read_full(a[0], &rq, sizeof(rq)) == 0) {
+			srv_do(&rq, &rs);
+			if (write(b[1], &rs, sizeof(rs)) != sizeof(rs))
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(a[0]);
+	close(b[1]);
+	s->wfd = a[1];
+	s->rfd = b[0];
+	return 0;
+}
+
+static inline void srv_stop(struct srv *s)
+{
+	if (s->pid <= 0)
+		return;
+	close(s->wfd);
+	close(s->rfd);
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, NULL, 0);
+	s->pid = 0;
+}
+
+/* One request; timeout_ms < 0: wait forever.  0 or -1 (server gone/timeout). */
+static inline int srv_call_timeout(struct srv *s, int op, int arg, struct resp *rs, int timeout_ms)
+{
+	struct req rq = { op, arg };
+	struct pollfd pfd = { s->rfd, POLLIN, 0 };
+
+	if (s->pid <= 0)
+		return -1;
+	if (write(s->wfd, &rq, sizeof(rq)) != sizeof(rq))
+		return -1;
+	if (timeout_ms >= 0 && poll(&pfd, 1, timeout_ms) != 1)
+		return -1;
+	return read_full(s->rfd, rs, sizeof(*rs));
+}
+
+static inline int srv_call(struct srv *s, int op, int arg, struct resp *rs)
+{
+	return srv_call_timeout(s, op, arg, rs, -1);
+}
+
+/*
+ * A reading bracketed by host readings of @hclk; the narrowest of @tries.
+ * Returns 0, or -1 if the server is gone.
+ */
+static inline int srv_bracket(struct srv *s, int op, int arg, clockid_t hclk, int tries,
+			      i64 *h0, i64 *h1, struct resp *rs)
+{
+	struct resp r;
+	i64 a, b;
+	int k;
+
+	*h0 = 0;
+	*h1 = LLONG_MAX;
+	for (k = 0; k < tries; k++) {
+		a = host_ns(hclk);
+		if (srv_call(s, op, arg, &r))
+			return -1;
+		b = host_ns(hclk);
+		if (k == 0 || b - a < *h1 - *h0) {
+			*h0 = a;
+			*h1 = b;
+			*rs = r;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Bracketed rate check                                                */
+
+/*
+ * A reading of some namespace clock taken at two instants A and B, each
+ * bracketed by host readings.  slack: bound on |reading - ideal value of the
+ * namespace clock| (granularity of the interface, 1 ns of rounding).
+ */
+struct sample2 {
+	i64 vA, vB;
+	i64 h0A, h1A, h0B, h1B;
+	i64 slack;
+};
+
+struct rate_out {
+	long double meas;	/* measured rate, child delta / host delta (midpoint) */
+	long double expect;
+	long double unc;	/* relative half-width of what the data allows */
+	int ok;
+};
+
+/* eps: relative rate error the kernel is allowed (the spec asks < 1 ppm) */
+#define RATE_EPS	2e-6L
+
+static inline struct rate_out rate_check(const struct sample2 *s, long double expect)
+{
+	struct rate_out o;
+	long double dc = (long double)(s->vB - s->vA);
+	long double dmin = (long double)(s->h0B - s->h1A);
+	long double dmax = (long double)(s->h1B - s->h0A);
+	long double dmid = (dmin + dmax) / 2;
+	long double sl = 2.0L * s->slack;
+
+	o.expect = expect;
+	o.meas = dmid > 0 ? dc / dmid : 0;
+	o.unc = dmid > 0 ? (dmax - dmin) / 2 / dmid + (expect > 0 ? sl / (expect * dmid) : 0) : 1;
+	o.ok = dmin > 0 &&
+	       dc - sl <= expect * dmax * (1 + RATE_EPS) &&
+	       dc + sl >= expect * dmin * (1 - RATE_EPS);
+	return o;
+}
+
+/* ------------------------------------------------------------------ */
+/* TAP helpers                                                         */
+
+/*
+ * A skipped point with its name before the directive, "ok N NAME # SKIP WHY"
+ * (ksft_test_result_skip() prints "ok N # SKIP ...", with no name, which
+ * some TAP consumers do not read as a skip).
+ */
+static inline __printf(2, 3) void skip_point(const char *why, const char *fmt, ...)
+{
+	char name[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	name[strcspn(name, "\n")] = '\0';
+	ksft_test_result_code(KSFT_SKIP, name, "%s", why);
+}
+
+/* Report the remaining @n planned points as failed (setup broke). */
+static inline void fail_points(int n, const char *why)
+{
+	while (n-- > 0)
+		ksft_test_result_fail("%s\n", why);
+}
+
+#endif

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Re-anchoring under load: a task inside a dilated namespace runs two
+ * threads that read every clock in a tight loop, alternating between the
+ * vDSO entry point and syscall(SYS_clock_gettime), and check that no clock
+ * ever goes backwards (per thread, hence also between a vDSO and a syscall
+ * reading), while the parent rewrites the namespace's TDF ~200 times from
+ * outside, cycling 0.001, 1, 7/3, 10, 1000.  Afterwards the clocks must run
+ * at the rate of the last TDF written.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sys/mman.h>
+#include "dilation.h"
+
+#define NTHREADS	2
+#define NWRITES		200
+#define TRIES		5
+#define INTERVAL_NS	(250 * NSEC_PER_MSEC)
+
+static const char * const cycle[] = { "0.001", "1", "7/3", "10", "1000" };
+
+struct viol {
+	int m_prev, m_cur;	/* 0 vdso, 1 syscall */
+	i64 prev, cur;
+};
+
+struct tstat {
+	volatile unsigned long iters;
+	unsigned long reads[NCLOCKS];
+	unsigned long back[NCLOCKS];
+	unsigned long errs[NCLOCKS];
+	int first_err[NCLOCKS];
+	struct viol first[NCLOCKS];
+	struct viol worst[NCLOCKS];
+};
+
+struct shared {
+	volatile int stop;
+	int readable[NCLOCKS];
+	struct tstat t[NTHREADS];
+};
+
+static struct shared *sh;
+static pthread_t th[NTHREADS];
+
+static void *reader(void *arg)
+{
+	struct tstat *st = &sh->t[(long)arg];
+	i64 last[NCLOCKS], v = 0;
+	int lastm[NCLOCKS] = { 0 }, c, m, err;
+	unsigned long i;
+
+	for (c = 0; c < NCLOCKS; c++)
+		last[c] = LLONG_MIN;
+	for (i = 0; !sh->stop; i++) {
+		/* alternate the method per clock and per round */
+		for (c = 0; c < NCLOCKS; c++) {
+			if (!sh->readable[c])
+				continue;
+			m = (i + c) & 1;
+			/* the alarm clocks are not in the vDSO: it falls back itself */
+			err = m ? sys_cg(clocks[c].id, &v) : vdso_cg(clocks[c].id, &v);
+			if (err) {
+				if (!st->errs[c]++)
+					st->first_err[c] = err;
+				continue;
+			}
+			st->reads[c]++;
+			if (v < last[c]) {
+				struct viol x = { lastm[c], m, last[c], v };
+
+				if (!st->back[c]++)
+					st->first[c] = x;
+				if (last[c] - v > st->worst[c].prev - st->worst[c].cur)
+					st->worst[c] = x;
+			}
+			last[c] = v;
+			lastm[c] = m;
+		}
+		st->iters = i + 1;
+	}
+	return NULL;
+}
+
+enum { OP_READERS_START = OP_EXT, OP_READERS_STOP };
+
+static void ext(const struct req *rq, struct resp *rs)
+{
+	long i;
+
+	switch (rq->op) {
+	case OP_READERS_START:
+		sh->stop = 0;
+		for (i = 0; i < NTHREADS; i++)
+			if (pthread_create(&th[i], NULL, reader, (void *)i))
+				rs->err = EAGAIN;
+		break;
+	case OP_READERS_STOP:
+		sh->stop = 1;
+		for (i = 0; i < NTHREADS; i++)
+			pthread_join(th[i], NULL);
+		break;
+	}
+}
+
+/* rate checks of a few clocks after the TDF @t (n/d) was written */
+static void rate_after(struct srv *s, const char *t, i64 n, i64 d, const char *when)
+{
+	static const struct { int op, clk; } which[] = {
+		{ OP_CG_VDSO, 2 }, { OP_CG_SYS, 2 },	/* MONOTONIC */
+		{ OP_CG_VDSO, 0 }, { OP_CG_SYS, 5 },	/* REALTIME, BOOTTIME */
+		{ OP_CG_VDSO, 4 }, { OP_CG_VDSO, 3 },	/* MONOTONIC_RAW, MONOTONIC_COARSE */
+	};
+	struct sample2 sm[ARRAY_SIZE(which)];
+	struct resp r;
+	int k, ok = 1, ret;
+	i64 tick = tick_ns();
+
+	ret = dil_write(s->pid, t);
+	if (ret) {
+		ksft_test_result_fail("rate follows the new TDF %s %s: write failed: %s\n", t, when,
+				      strerror(-ret));
+		return;
+	}
+	for (k = 0; k < (int)ARRAY_SIZE(which); k++) {
+		int c = which[k].clk;
+
+		if (srv_bracket(s, which[k].op, c, clocks[c].host, TRIES, &sm[k].h0A, &sm[k].h1A, &r) ||
+		    r.err)
+			ok = 0;
+		sm[k].vA = r.v[0];
+		sm[k].slack = 1 + (clocks[c].coarse ? (tick * d + n - 1) / n : 0);
+	}
+	sleep_ns(INTERVAL_NS);
+	for (k = 0; k < (int)ARRAY_SIZE(which); k++) {
+		int c = which[k].clk;
+		struct rate_out o;
+
+		if (srv_bracket(s, which[k].op, c, clocks[c].host, TRIES, &sm[k].h0B, &sm[k].h1B, &r) ||
+		    r.err)
+			ok = 0;
+		sm[k].vB = r.v[0];
+		o = rate_check(&sm[k], tdf_rate(n, d));
+		ksft_print_msg("TDF %s %s: %s %s: rate %.9Lf, expected %.9Lf (%+.1Lf ppm), resolution +-%.4Lf%%%s\n",
+			       t, when, clocks[c].name, which[k].op == OP_CG_VDSO ? "vdso" : "syscall",
+			       o.meas, o.expect, (o.meas / o.expect - 1) * 1e6L, o.unc * 100,
+			       o.ok ? "" : "  <== OUT OF BOUNDS");
+		ok &= o.ok;
+	}
+	ksft_test_result(ok, "rate follows the new TDF %s %s (MONOTONIC, REALTIME, BOOTTIME, RAW, COARSE)\n",
+			 t, when);
+}
+
+#define NPOINTS	(2 + NCLOCKS + 3)
+
+int main(void)
+{
+	unsigned long before[NTHREADS], during[NTHREADS];
+	struct srv s = { 0 };
+	struct resp rs;
+	int i, c, fails = 0, firsterr = 0, ok;
+	i64 t0, t1;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ksft_print_header();
+	require_dilation();
+	if (geteuid())
+		ksft_exit_skip("must run as root\n");
+	vdso_init(&vdso);
+	if (!vdso.clock_gettime)
+		ksft_exit_skip("no vDSO clock_gettime found\n");
+	print_clocksource();
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	memset(sh, 0, sizeof(*sh));
+	for (c = 0; c < NCLOCKS; c++)
+		sh->readable[c] = clock_readable(c);
+
+	unshare_timens_or_skip();
+	i = dil_write(DIL_SELF, "10");
+	if (i)
+		ksft_exit_fail_msg("writing '10' to /proc/self/timens_dilation: %s\n", strerror(-i));
+	srv_ext = ext;
+	if (srv_start(&s))
+		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+
+	ksft_set_plan(NPOINTS);
+
+	if (srv_call(&s, OP_READERS_START, 0, &rs) || rs.err)
+		ksft_exit_fail_msg("starting the reader threads failed\n");
+	sleep_ns(20 * NSEC_PER_MSEC);
+	for (i = 0; i < NTHREADS; i++)
+		before[i] = sh->t[i].iters;
+
+	/* the storm: ~200 writes, 1..3 ms apart, from outside */
+	t0 = host_ns(CLOCK_MONOTONIC);
+	for (i = 0; i < NWRITES; i++) {
+		int ret = dil_write(s.pid, cycle[i % ARRAY_SIZE(cycle)]);
+
+		if (ret) {
+			if (!fails++)
+				firsterr = -ret;
+		}
+		sleep_ns((1 + i % 3) * NSEC_PER_MSEC);
+	}
+	t1 = host_ns(CLOCK_MONOTONIC);
+	for (i = 0; i < NTHREADS; i++)
+		during[i] = sh->t[i].iters - before[i];
+	sleep_ns(20 * NSEC_PER_MSEC);
+	if (srv_call(&s, OP_READERS_STOP, 0, &rs))
+		ksft_exit_fail_msg("the child died\n");
+
+	ksft_print_msg("%d TDF writes in %lld ms; reader rounds during the storm: %lu and %lu\n",
+		       NWRITES, (t1 - t0) / NSEC_PER_MSEC, during[0], during[1]);
+	ksft_test_result(!fails, "storm: %d TDF writes from outside succeeded (%d failed%s%s)\n",
+			 NWRITES, fails, fails ? ", first: " : "", fails ? strerror(firsterr) : "");
+	/* at least a few rounds per thread per 10 writes, or the test tested nothing */
+	ok = during[0] >= NWRITES / 10 && during[1] >= NWRITES / 10;
+	ksft_test_result(ok, "storm: both reader threads ran throughout the writes\n");
+
+	for (c = 0; c < NCLOCKS; c++) {
+		unsigned long back = 0, errs = 0, reads = 0;
+
+		if (!sh->readable[c]) {
+			skip_point("not readable (alarm clocks need an RTC)",
+				   "%s never goes backwards while re-anchored (2 threads, vdso+syscall alternating)",
+				   clocks[c].name);
+			continue;
+		}
+		for (i = 0; i < NTHREADS; i++) {
+			struct tstat *st = &sh->t[i];
+
+			back += st->back[c];
+			errs += st->errs[c];
+			reads += st->reads[c];
+			if (st->back[c])
+				ksft_print_msg("%s thread %d: went backwards %lu times; first %lld (%s) -> %lld (%s), worst by %lld ns\n",
+					       clocks[c].name, i, st->back[c],
+					       st->first[c].prev, st->first[c].m_prev ? "syscall" : "vdso",
+					       st->first[c].cur, st->first[c].m_cur ? "syscall" : "vdso",
+					       st->worst[c].prev - st->worst[c].cur);
+			if (st->errs[c])
+				ksft_print_msg("%s thread %d: %lu failed reads (%s)\n", clocks[c].name, i,
+					       st->errs[c], strerror(st->first_err[c]));
+		}
+		ksft_print_msg("%s: %lu reads, %lu backwards, %lu errors\n", clocks[c].name, reads, back, errs);
+		ksft_test_result(!back && !errs && reads,
+				 "%s never goes backwards while re-anchored (2 threads, vdso+syscall alternating)\n",
+				 clocks[c].name);
+	}
+
+	rate_after(&s, "7/3", 7, 3, "after the storm");
+	rate_after(&s, "0.001", 1, 1000, "after the storm");
+	rate_after(&s, "1000", 1000, 1, "after the storm");
+
+	srv_stop(&s);
+	ksft_finished();
+	return 0;
+}

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * io_uring timeouts in a dilated time namespace (raw system calls, no
+ * liburing): IORING_OP_TIMEOUT relative and absolute (CLOCK_MONOTONIC,
+ * IORING_TIMEOUT_REALTIME, IORING_TIMEOUT_BOOTTIME), IORING_OP_LINK_TIMEOUT
+ * cancelling a read of an empty pipe, and io_uring_enter() waiting for a
+ * completion with a timeout (IORING_ENTER_EXT_ARG).
+ *
+ * Each timeout must expire after d on the namespace's clock (at or after an
+ * absolute deadline), d * TDF of host time.  Every point is skipped when
+ * io_uring is unavailable (ENOSYS, or disabled: EPERM).  See timens_sleep.h.
+ */
+#define _GNU_SOURCE
+#include <sys/mman.h>
+#include <linux/io_uring.h>
+#include "timens_sleep.h"
+
+struct ring {
+	int fd;
+	unsigned int *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail, *cq_mask;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqes;
+	unsigned int features;
+};
+
+/* 0, or -errno of io_uring_setup/mmap */
+static int ring_setup(struct ring *r)
+{
+	struct io_uring_params p;
+	size_t sq_sz, cq_sz;
+	char *sq, *cq;
+
+	memset(&p, 0, sizeof(p));
+	r->fd = syscall(__NR_io_uring_setup, 8, &p);
+	if (r->fd < 0)
+		return -errno;
+	r->features = p.features;
+	sq_sz = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
+	cq_sz = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	if (p.features & IORING_FEAT_SINGLE_MMAP) {
+		if (cq_sz > sq_sz)
+			sq_sz = cq_sz;
+		cq_sz = sq_sz;
+	}
+	sq = mmap(NULL, sq_sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd,
+		  IORING_OFF_SQ_RING);
+	if (sq == MAP_FAILED)
+		return -errno;
+	if (p.features & IORING_FEAT_SINGLE_MMAP)
+		cq = sq;
+	else
+		cq = mmap(NULL, cq_sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd,
+			  IORING_OFF_CQ_RING);
+	if (cq == MAP_FAILED)
+		return -errno;
+	r->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQES);
+	if (r->sqes == MAP_FAILED)
+		return -errno;
+	r->sq_tail = (unsigned int *)(sq + p.sq_off.tail);
+	r->sq_mask = (unsigned int *)(sq + p.sq_off.ring_mask);
+	r->sq_array = (unsigned int *)(sq + p.sq_off.array);
+	r->cq_head = (unsigned int *)(cq + p.cq_off.head);
+	r->cq_tail = (unsigned int *)(cq + p.cq_off.tail);
+	r->cq_mask = (unsigned int *)(cq + p.cq_off.ring_mask);
+	r->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
+	return 0;
+}
+
+static struct io_uring_sqe *get_sqe(struct ring *r)
+{
+	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask;
+	struct io_uring_sqe *sqe = &r->sqes[idx];
+
+	memset(sqe, 0, sizeof(*sqe));
+	r->sq_array[idx] = idx;
+	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
+	return sqe;
+}
+
+static int enter(struct ring *r, unsigned int submit, unsigned int wait, unsigned int flags,
+		 void *arg, size_t argsz)
+{
+	int ret;
+
+	do
+		ret = syscall(__NR_io_uring_enter, r->fd, submit, wait, flags, arg, argsz);
+	while (ret < 0 && errno == EINTR);
+	return ret < 0 ? -errno : ret;
+}
+
+/* pop a completion, if any: 1 and *cqe, or 0 */
+static int pop_cqe(struct ring *r, struct io_uring_cqe *cqe)
+{
+	unsigned int head = *r->cq_head;
+
+	if (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
+		return 0;
+	*cqe = r->cqes[head & *r->cq_mask];
+	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
+	return 1;
+}
+
+static int ring_or_skip(struct ctx *c, struct ring *r)
+{
+	int ret = ring_setup(r);
+
+	if (ret == -ENOSYS || ret == -EPERM)
+		cskip(c, "io_uring unavailable (io_uring_setup: %s)", strerror(-ret));
+	else if (ret)
+		cfail(c, "io_uring_setup: %s", strerror(-ret));
+	return ret;
+}
+
+enum { U_TIMEOUT, U_LINK_TIMEOUT, U_ENTER_WAIT };
+
+/* arg: what, and for U_TIMEOUT the timeout_flags << 8 */
+static void do_uring(struct ctx *c)
+{
+	int how = c->arg & 0xff, ret = 0, n = 0, pfd[2] = { -1, -1 };
+	unsigned int tflags = (unsigned int)(c->arg >> 8);
+	struct __kernel_timespec kts;
+	struct io_uring_cqe cqe[2];
+	struct io_uring_sqe *sqe;
+	struct ring r;
+	i64 deadline = 0;
+	char buf[8];
+
+	if (ring_or_skip(c, &r))
+		return;
+	if (how == U_ENTER_WAIT && !(r.features & IORING_FEAT_EXT_ARG)) {
+		cskip(c, "no IORING_FEAT_EXT_ARG");
+		return;
+	}
+	if (how == U_LINK_TIMEOUT && pipe(pfd)) {
+		cfail(c, "pipe: %s", strerror(errno));
+		return;
+	}
+
+	begin(c);
+	if (tflags & IORING_TIMEOUT_ABS) {
+		deadline = now_ns(c->clk) + c->d;
+		kts.tv_sec = deadline / NS_S;
+		kts.tv_nsec = deadline % NS_S;
+		c->r->min_e = deadline - c->r->t0;
+	} else {
+		kts.tv_sec = c->d / NS_S;
+		kts.tv_nsec = c->d % NS_S;
+	}
+	switch (how) {
+	case U_TIMEOUT:
+		sqe = get_sqe(&r);
+		sqe->opcode = IORING_OP_TIMEOUT;
+		sqe->addr = (uintptr_t)&kts;
+		sqe->len = 1;
+		sqe->off = 0;		/* no completion count: pure timeout */
+		sqe->timeout_flags = tflags;
+		sqe->user_data = 1;
+		ret = enter(&r, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0);
+		break;
+	case U_LINK_TIMEOUT:
+		sqe = get_sqe(&r);
+		sqe->opcode = IORING_OP_READ;
+		sqe->fd = pfd[0];
+		sqe->addr = (uintptr_t)buf;
+		sqe->len = sizeof(buf);
+		sqe->flags = IOSQE_IO_LINK;
+		sqe->user_data = 1;
+		sqe = get_sqe(&r);
+		sqe->opcode = IORING_OP_LINK_TIMEOUT;
+		sqe->addr = (uintptr_t)&kts;
+		sqe->len = 1;
+		sqe->user_data = 2;
+		ret = enter(&r, 2, 2, IORING_ENTER_GETEVENTS, NULL, 0);
+		break;
+	case U_ENTER_WAIT: {
+		struct io_uring_getevents_arg ga = {
+			.sigmask = 0, .sigmask_sz = _NSIG / 8, .ts = (uintptr_t)&kts,
+		};
+
+		ret = enter(&r, 0, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &ga, sizeof(ga));
+		break;
+	}
+	}
+	/* a completion of the first wait may still trail its partner */
+	if (ret >= 0 && how == U_LINK_TIMEOUT)
+		while (n < 2) {
+			if (pop_cqe(&r, &cqe[n])) {
+				n++;
+				continue;
+			}
+			if (enter(&r, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
+				break;
+		}
+	end(c);
+
+	switch (how) {
+	case U_TIMEOUT:
+		if (ret < 0)
+			cfail(c, "io_uring_enter: %s", strerror(-ret));
+		else if (!pop_cqe(&r, &cqe[0]))
+			cfail(c, "no completion");
+		else if (cqe[0].res != -ETIME)
+			cfail(c, "timeout completed with %d, expected -ETIME", cqe[0].res);
+		break;
+	case U_LINK_TIMEOUT: {
+		int i, read_res = 1, to_res = 1;
+
+		for (i = 0; i < n; i++) {
+			if (cqe[i].user_data == 1)
+				read_res = cqe[i].res;
+			else
+				to_res = cqe[i].res;
+		}
+		cdiag(c, "read %d, link timeout %d", read_res, to_res);
+		if (ret < 0)
+			cfail(c, "io_uring_enter: %s", strerror(-ret));
+		else if (n != 2)
+			cfail(c, "%d completions, expected 2", n);
+		else if (read_res != -ECANCELED && read_res != -EINTR)
+			cfail(c, "read completed with %d, expected -ECANCELED", read_res);
+		else if (to_res != -ETIME && to_res != -EALREADY)
+			cfail(c, "link timeout completed with %d, expected -ETIME", to_res);
+		break;
+	}
+	case U_ENTER_WAIT:
+		if (ret != -ETIME)
+			cfail(c, "io_uring_enter returned %d (%s), expected -ETIME", ret,
+			      ret < 0 ? strerror(-ret) : "completions?");
+		break;
+	}
+	if (deadline && c->r->t1 < deadline)
+		cfail(c, "expired %s before the deadline", fmt_ns(deadline - c->r->t1));
+	close(r.fd);
+}
+
+#define MONO	CLOCK_MONOTONIC
+#define REAL	CLOCK_REALTIME
+#define BOOT	CLOCK_BOOTTIME
+#define D10	(30 * NS_MS)
+#define DMILLI	(20 * NS_S)
+#define TFL(f)	((i64)(f) << 8)
+
+static const struct tcase c10[] = {
+	TC("IORING_OP_TIMEOUT relative 30ms", do_uring, D10, MONO, .arg = U_TIMEOUT),
+	TC("IORING_OP_TIMEOUT IORING_TIMEOUT_ABS CLOCK_MONOTONIC now+30ms", do_uring, D10, MONO,
+	   .arg = U_TIMEOUT | TFL(IORING_TIMEOUT_ABS)),
+	TC("IORING_OP_TIMEOUT IORING_TIMEOUT_ABS|IORING_TIMEOUT_REALTIME now+30ms", do_uring, D10, REAL,
+	   .arg = U_TIMEOUT | TFL(IORING_TIMEOUT_ABS | IORING_TIMEOUT_REALTIME)),
+	TC("IORING_OP_TIMEOUT IORING_TIMEOUT_ABS|IORING_TIMEOUT_BOOTTIME now+30ms", do_uring, D10, BOOT,
+	   .arg = U_TIMEOUT | TFL(IORING_TIMEOUT_ABS | IORING_TIMEOUT_BOOTTIME)),
+	TC("IORING_OP_LINK_TIMEOUT 30ms on a read of an empty pipe", do_uring, D10, MONO, .arg = U_LINK_TIMEOUT),
+	TC("io_uring_enter IORING_ENTER_EXT_ARG wait 30ms", do_uring, D10, MONO, .arg = U_ENTER_WAIT),
+};
+
+static const struct tcase c1[] = {
+	TC("IORING_OP_TIMEOUT relative 100ms", do_uring, 100 * NS_MS, MONO, .arg = U_TIMEOUT),
+};
+
+static const struct tcase cmilli[] = {
+	TC("IORING_OP_TIMEOUT relative 20s", do_uring, DMILLI, MONO, .arg = U_TIMEOUT),
+	TC("IORING_OP_TIMEOUT IORING_TIMEOUT_ABS|IORING_TIMEOUT_REALTIME now+20s", do_uring, DMILLI, REAL,
+	   .arg = U_TIMEOUT | TFL(IORING_TIMEOUT_ABS | IORING_TIMEOUT_REALTIME)),
+	TC("io_uring_enter IORING_ENTER_EXT_ARG wait 20s", do_uring, DMILLI, MONO, .arg = U_ENTER_WAIT),
+};
+
+int main(void)
+{
+	int i;
+
+	ts_init(NCASES(c10) + NCASES(c1) + NCASES(cmilli));
+	for (i = 0; i < NCASES(c10); i++)
+		run_case(&TDF_10, &c10[i]);
+	for (i = 0; i < NCASES(c1); i++)
+		run_case(&TDF_1, &c1[i]);
+	for (i = 0; i < NCASES(cmilli); i++)
+		run_case(&TDF_MILLI, &cmilli[i]);
+	ksft_finished();
+}

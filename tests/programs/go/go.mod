@@ -1,0 +1,3 @@
+module tdc/programs/sleep
+
+go 1.21
