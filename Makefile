@@ -24,7 +24,13 @@ setup:
 kernel:
 	@$(ROOT)/scripts/build-kernel
 
+# Everything besides the kernel that the tests run: the dilate helper, the Go
+# tool (tools/), unshare with --time-dilation (util-linux/) and the whole-program
+# test binaries (tests/programs/).
 build-tools: $(BUILD)/bin/dilate
+	$(MAKE) -s -C $(ROOT)/tools build
+	$(ROOT)/util-linux/build.sh
+	$(MAKE) -s -C $(ROOT)/tests/programs build
 
 $(BUILD)/bin/dilate: $(ROOT)/scripts/dilate.c
 	@mkdir -p $(dir $@)

@@ -8,14 +8,14 @@
 # lasted D x 10 of host time (in [10 D - 1 ms, 12.5 D + 500 ms]).  Sources in
 # tests/programs/ (make -C tests/programs build).  Skipped without root, the
 # dilation interface or the build.
-# tdc-timeout: 120
+# tdc-timeout: 90
 set -u
 ROOT=${TDC_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$ROOT/tests/programs/run.sh"
 programs_init
 for p in c_static c_pthread; do
 	if [ -x "$PBIN/$p" ]; then
-		run_program "$p" 10 50 "$PBIN/$p"
+		run_program "$p" 10 30 "$PBIN/$p"
 	else
 		skip_program "$p" "tests/programs/bin/$p not built"
 	fi

@@ -7,13 +7,13 @@
 # time (tdfrun: in [10 D - 1 ms, 12.5 D + 500 ms]).  Source:
 # tests/programs/go/.  Skipped without root, the dilation interface, or when
 # go was not installed at build time.
-# tdc-timeout: 120
+# tdc-timeout: 90
 set -u
 ROOT=${TDC_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$ROOT/tests/programs/run.sh"
 programs_init
 if [ -x "$PBIN/go_sleep" ]; then
-	run_program go 10 90 "$PBIN/go_sleep"
+	run_program go 10 45 "$PBIN/go_sleep"
 elif [ -e "$PBIN/go.missing" ]; then
 	skip_program go "go was not installed when tests/programs was built"
 else

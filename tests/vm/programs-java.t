@@ -6,7 +6,7 @@
 # (tdfrun: in [1.999, 3.0] s).  Source: tests/programs/java/SleepProg.java,
 # compiled on the host by make -C tests/programs build.  Skipped without
 # root, the dilation interface, a JDK at build time or java in the VM.
-# tdc-timeout: 240
+# tdc-timeout: 180
 set -u
 ROOT=${TDC_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$ROOT/tests/programs/run.sh"
@@ -17,7 +17,7 @@ elif ! command -v java >/dev/null; then
 	skip_program java "no java"
 else
 	# a small, quick JVM: QEMU TCG makes startup slow (outside the timed phases)
-	run_program java 10 200 java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto \
+	run_program java 10 120 java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto \
 		-cp "$PBIN/java" SleepProg
 fi
 programs_finish

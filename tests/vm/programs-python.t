@@ -5,7 +5,7 @@
 # [0.2, 0.4) s; time.time must agree with time.monotonic), each phase 2 s of
 # host time (tdfrun: in [1.999, 3.0] s).  Source: tests/programs/sleep_prog.py.
 # Skipped without root, the dilation interface, tdfrun or python3.
-# tdc-timeout: 120
+# tdc-timeout: 90
 set -u
 ROOT=${TDC_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$ROOT/tests/programs/run.sh"
@@ -15,7 +15,7 @@ for c in /usr/bin/python3 "$(command -v python3 2>/dev/null)"; do
 	if [ -n "$c" ] && [ -x "$c" ] && "$c" -c 'import asyncio' 2>/dev/null; then PY=$c; break; fi
 done
 if [ -n "$PY" ]; then
-	run_program python 10 90 "$PY" "$ROOT/tests/programs/sleep_prog.py"
+	run_program python 10 45 "$PY" "$ROOT/tests/programs/sleep_prog.py"
 else
 	skip_program python "no python3"
 fi
