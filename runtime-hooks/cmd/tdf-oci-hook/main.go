@@ -1,0 +1,133 @@
+// Command tdf-oci-hook is an OCI runtime hook (stage createRuntime) that
+// dilates a container's time namespace when its config.json carries the
+// annotation io.github.time-dilated-containers.tdf, and scales its cpu.max
+// when io.github.time-dilated-containers.tdf.cpus is set too. See README.md.
+//
+// It reads the OCI state (ociVersion, id, pid, bundle, annotations) on stdin,
+// loads BUNDLE/config.json, and writes the factor to /proc/PID/timens_dilation
+// (PID's time namespace for children is the container's new time namespace;
+// the kernel allows writes after tasks entered it). Without the annotation it
+// exits 0 at once and touches nothing. Any error: one line on stderr, exit 1,
+// and the runtime fails the container's creation.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"tdf-oci-hook/tdfhook"
+)
+
+func main() {
+	if len(os.Args) > 1 && (os.Args[1] == "-h" || os.Args[1] == "--help") {
+		fmt.Println("usage: tdf-oci-hook < OCI-STATE   (an OCI createRuntime hook; see runtime-hooks/README.md)")
+		return
+	}
+	if err := run(os.Stdin); err != nil {
+		fmt.Fprintf(os.Stderr, "tdf-oci-hook: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+		os.Exit(1)
+	}
+}
+
+func run(stdin io.Reader) error {
+	raw, err := io.ReadAll(stdin)
+	if err != nil {
+		return fmt.Errorf("reading the OCI state on stdin: %v", err)
+	}
+	var st specs.State
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return fmt.Errorf("the OCI state on stdin is not valid JSON: %v", err)
+	}
+	if st.Bundle == "" {
+		return fmt.Errorf("the OCI state on stdin has no bundle")
+	}
+	cfg, err := os.ReadFile(filepath.Join(st.Bundle, "config.json"))
+	if err != nil {
+		return fmt.Errorf("reading config.json: %v", err)
+	}
+	var spec specs.Spec
+	if err := json.Unmarshal(cfg, &spec); err != nil {
+		return fmt.Errorf("%s: %v", filepath.Join(st.Bundle, "config.json"), err)
+	}
+	ann := tdfhook.Annotations(&spec, &st)
+	if _, ok := ann[tdfhook.KeyTDF]; !ok {
+		if _, ok := ann[tdfhook.KeyCPUs]; !ok {
+			return nil // not ours: touch nothing
+		}
+	}
+	online, _ := os.ReadFile("/sys/devices/system/cpu/online")
+	s, err := tdfhook.Parse(ann, tdfhook.OnlineCPUs(string(online)))
+	if err != nil || !s.Enabled {
+		return err
+	}
+	if err := tdfhook.CheckSpec(&spec, s); err != nil {
+		return err
+	}
+	if st.Pid <= 0 {
+		return fmt.Errorf("the OCI state has no container pid (is the hook configured for createRuntime?)")
+	}
+	for _, w := range s.Warn {
+		fmt.Fprintf(os.Stderr, "tdf-oci-hook: warning: %s\n", w)
+	}
+	if s.CPU != nil {
+		if err := setCPUMax(st.Pid, s.CPU.Line()); err != nil {
+			return err
+		}
+	}
+	return setTDF(st.Pid, s.TDF.Decimal(), s.TDF.String())
+}
+
+func setTDF(pid int, value, want string) error {
+	p := fmt.Sprintf("/proc/%d/timens_dilation", pid)
+	if _, err := os.Stat("/proc/self/timens_dilation"); err != nil {
+		return fmt.Errorf("this kernel has no time dilation (/proc/self/timens_dilation missing; CONFIG_TIME_NS_DILATION)")
+	}
+	if err := os.WriteFile(p, []byte(value+"\n"), 0); err != nil {
+		return fmt.Errorf("writing TDF %s to %s: %v", value, p, err)
+	}
+	got, err := os.ReadFile(p)
+	if err != nil {
+		return fmt.Errorf("reading back %s: %v", p, err)
+	}
+	if g := strings.TrimSpace(string(got)); g != want {
+		return fmt.Errorf("%s reads %s after writing %s", p, g, value)
+	}
+	return nil
+}
+
+func setCPUMax(pid int, line string) error {
+	pc, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return fmt.Errorf("reading the container's cgroup: %v", err)
+	}
+	cg, err := tdfhook.CgroupPath(string(pc))
+	if err != nil {
+		return err
+	}
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return fmt.Errorf("reading /proc/self/mountinfo: %v", err)
+	}
+	mnt, err := tdfhook.Cgroup2Mount(string(mi))
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(mnt, cg)
+	if dir == mnt {
+		return fmt.Errorf("the container is in the root cgroup; cannot set cpu.max there")
+	}
+	f := filepath.Join(dir, "cpu.max")
+	if _, err := os.Stat(f); err != nil {
+		return fmt.Errorf("%s missing: the cpu controller is not enabled for the container's cgroup", f)
+	}
+	if err := os.WriteFile(f, []byte(line+"\n"), 0); err != nil {
+		return fmt.Errorf("writing %q to %s: %v", line, f, err)
+	}
+	return nil
+}
