@@ -25,10 +25,11 @@ kernel:
 	@$(ROOT)/scripts/build-kernel
 
 # Everything besides the kernel that the tests run: the dilate helper, the Go
-# tool (tools/), unshare with --time-dilation (util-linux/) and the whole-program
-# test binaries (tests/programs/).
+# tool (tools/), the OCI hook (runtime-hooks/), unshare with --time-dilation
+# (util-linux/) and the whole-program test binaries (tests/programs/).
 build-tools: $(BUILD)/bin/dilate
 	$(MAKE) -s -C $(ROOT)/tools build
+	$(MAKE) -s -C $(ROOT)/runtime-hooks build
 	$(ROOT)/util-linux/build.sh
 	$(MAKE) -s -C $(ROOT)/tests/programs build
 
