@@ -46,6 +46,7 @@
 #include <stddef.h>
 
 #include "vdso_sym.h"
+#include "pipe_io.h"
 
 #ifndef CLONE_NEWTIME
 # define CLONE_NEWTIME	0x00000080
@@ -171,22 +172,6 @@ struct spin {
 };
 static struct spin *sp;
 
-static int rd(int fd, void *b, size_t n)
-{
-	size_t o = 0;
-	ssize_t r;
-
-	while (o < n) {
-		r = read(fd, (char *)b + o, n - o);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		o += r;
-	}
-	return 0;
-}
-
 static void worker_loop(int rfd, int wfd)
 {
 	struct wreq q;
@@ -194,7 +179,7 @@ static void worker_loop(int rfd, int wfd)
 	struct timespec ts;
 	long i;
 
-	while (!rd(rfd, &q, sizeof(q))) {
+	while (!read_full(rfd, &q, sizeof(q))) {
 		r.v = 0;
 		switch (q.op) {
 		case W_BATCH:
@@ -271,7 +256,7 @@ static int wcall(struct worker *w, int op, long n, i64 *v)
 	struct wreq q = { op, n };
 	struct wresp r;
 
-	if (write(w->wfd, &q, sizeof(q)) != sizeof(q) || rd(w->rfd, &r, sizeof(r)))
+	if (write(w->wfd, &q, sizeof(q)) != sizeof(q) || read_full(w->rfd, &r, sizeof(r)))
 		return -1;
 	if (v)
 		*v = r.v;
@@ -585,7 +570,7 @@ int main(int argc, char **argv)
 				struct wresp r;
 
 				__atomic_store_n(&sp->stop, 1, __ATOMIC_RELEASE);
-				rd(w[2].rfd, &r, sizeof(r));
+				read_full(w[2].rfd, &r, sizeof(r));
 				munmap(sp, sizeof(*sp));
 			}
 			dc = B.v - A.v;

@@ -49,6 +49,7 @@
 
 #include "kselftest.h"
 #include "vdso_sym.h"
+#include "pipe_io.h"
 
 #ifndef CLONE_NEWTIME
 # define CLONE_NEWTIME	0x00000080
@@ -674,22 +675,6 @@ static inline void srv_do(const struct req *rq, struct resp *rs)
 		else
 			rs->err = EINVAL;
 	}
-}
-
-static inline int read_full(int fd, void *buf, size_t len)
-{
-	size_t o = 0;
-	ssize_t r;
-
-	while (o < len) {
-		r = read(fd, (char *)buf + o, len - o);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		o += r;
-	}
-	return 0;
 }
 
 /* Fork the server; it lands in the parent's time_for_children namespace. */

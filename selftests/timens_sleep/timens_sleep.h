@@ -76,6 +76,7 @@
 #include <unistd.h>
 
 #include "kselftest.h"
+#include "../timens_dilation/pipe_io.h"
 
 #ifndef CLONE_NEWTIME
 # define CLONE_NEWTIME	0x00000080
@@ -366,38 +367,6 @@ static inline __printf(2, 3) void cdiag(struct ctx *c, const char *fmt, ...)
 		      (long)(ret), (ret) == -1 ? strerror(__e) : "no error",	\
 		      strerror(want));						\
 } while (0)
-
-static inline int read_full(int fd, void *buf, size_t len)
-{
-	size_t o = 0;
-	ssize_t r;
-
-	while (o < len) {
-		r = read(fd, (char *)buf + o, len - o);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		o += r;
-	}
-	return 0;
-}
-
-static inline int write_full(int fd, const void *buf, size_t len)
-{
-	size_t o = 0;
-	ssize_t r;
-
-	while (o < len) {
-		r = write(fd, (const char *)buf + o, len - o);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		o += r;
-	}
-	return 0;
-}
 
 /* In the child: handshake with the parent, then t0. */
 static inline void begin(struct ctx *c)
