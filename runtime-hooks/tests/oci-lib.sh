@@ -5,23 +5,15 @@
 ROOT=${TDC_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 HOOK=$ROOT/runtime-hooks/bin/tdf-oci-hook
 KEY=io.github.time-dilated-containers.tdf
-TAP_N=0
 NOPID=
-TAP_TOTAL=9
+. "$ROOT/tests/lib/tap.sh"
 TMPD=$(mktemp -d /tmp/oci-test.XXXXXX)
 STATE=$TMPD/state           # --root of the runtime: only our containers
 CGPREFIX=tdf-oci-test-$$
 S=${OCI_TEST_SLEEP:-25}     # host seconds between the two clock reads
 
-echo "TAP version 13"; echo "1..$TAP_TOTAL"
-ok() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $1"; }
-notok() {
-	TAP_N=$((TAP_N + 1)); echo "not ok $TAP_N - $1"
-	[ $# -gt 1 ] && printf '%s\n' "$2" | head -20 | sed 's/^/# /'
-	return 0
-}
-skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $1 # SKIP $2"; }
-skip_rest() { while [ "$TAP_N" -lt "$TAP_TOTAL" ]; do skip "$RT test" "$1"; done; exit 0; }
+tap_plan 9
+SKIP_REST_NAME="$RT test"
 rtc() { "$RT" --root "$STATE" "$@"; }
 cleanup() {
 	local id

@@ -5,28 +5,9 @@
 ROOT=${TDC_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 DN=$ROOT/tools/bin/dilated-node
 export DILATED_NODE_PROFILES=$ROOT/netem-profiles
-TAP_N=0
-TAP_TOTAL=0
+. "$ROOT/tests/lib/tap.sh"
 TMPD=$(mktemp -d /tmp/dn-test.XXXXXX)
 OUT=${TDC_OUT:-$TMPD}
-
-tap_plan() { TAP_TOTAL=$1; echo "TAP version 13"; echo "1..$1"; }
-ok() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $1"; }
-notok() {
-	TAP_N=$((TAP_N + 1)); echo "not ok $TAP_N - $1"
-	[ $# -gt 1 ] && printf '%s\n' "$2" | head -20 | sed 's/^/# /'
-	return 0
-}
-skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $1 # SKIP $2"; }
-note() { echo "# $*"; }
-check() { # check NAME CMD...: ok when CMD succeeds
-	local out
-	if out=$("${@:2}" 2>&1); then ok "$1"; else notok "$1" "$out"; fi
-}
-skip_rest() { # skip_rest REASON
-	while [ "$TAP_N" -lt "$TAP_TOTAL" ]; do skip "remaining test" "$1"; done
-	exit 0
-}
 
 need_node_env() {
 	local why=
@@ -34,10 +15,7 @@ need_node_env() {
 	elif [ ! -e /proc/self/timens_dilation ]; then why="kernel without /proc/self/timens_dilation"
 	elif [ ! -x "$DN" ]; then why="$DN not built (make -C tools build)"
 	fi
-	if [ -n "$why" ]; then
-		while [ "$TAP_N" -lt "$TAP_TOTAL" ]; do skip "node test" "$why"; done
-		exit 0
-	fi
+	[ -z "$why" ] || SKIP_REST_NAME="node test" skip_rest "$why"
 	if ! grep -q ' - cgroup2 ' /proc/self/mountinfo; then
 		mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null ||
 			{ mkdir -p /tmp/cg2 && mount -t cgroup2 none /tmp/cg2; }
