@@ -7,6 +7,7 @@ HOOK=$ROOT/runtime-hooks/bin/tdf-oci-hook
 KEY=io.github.time-dilated-containers.tdf
 NOPID=
 . "$ROOT/tests/lib/tap.sh"
+. "$ROOT/tests/lib/container.sh"
 TMPD=$(mktemp -d /tmp/oci-test.XXXXXX)
 STATE=$TMPD/state           # --root of the runtime: only our containers
 CGPREFIX=tdf-oci-test-$$
@@ -24,21 +25,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-why=
-BB=$(command -v busybox)
-if [ "$(id -u)" != 0 ]; then why="not root"
-elif [ ! -e /proc/self/timens_dilation ]; then why="kernel without /proc/self/timens_dilation"
-elif ! command -v "$RT" >/dev/null; then why="$RT not installed (apt-get install $RT)"
-elif ! command -v jq >/dev/null; then why="jq not installed"
-elif [ -z "$BB" ] || ! file -L "$BB" 2>/dev/null | grep -q 'statically linked'; then why="no static busybox (busybox-static)"
-elif [ ! -x "$HOOK" ]; then why="$HOOK not built (make -C runtime-hooks build)"
-fi
+container_check "$RT=apt-get install $RT" jq
+[ -n "$why" ] || [ -x "$HOOK" ] || why="$HOOK not built (make -C runtime-hooks build)"
 [ -n "$why" ] && skip_rest "$why"
-
-# runc and crun want cgroup v2 at /sys/fs/cgroup
-if ! grep -q ' /sys/fs/cgroup .* - cgroup2 ' /proc/self/mountinfo; then
-	mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null || skip_rest "cannot mount cgroup2 on /sys/fs/cgroup"
-fi
+container_cgroup2
 echo "# $("$RT" --version | head -1), kernel $(uname -r), cgroup2 controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
 
 # does the runtime know time namespaces? runc: "runc features" (>= 1.1) lists them;

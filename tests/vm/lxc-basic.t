@@ -14,13 +14,10 @@ ROOT=${TDC_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 PLUG=$ROOT/liblxc-plugin
 DN=$ROOT/tools/bin/dilated-node
 S=${LXC_TEST_SLEEP:-30}     # host seconds between the two clock reads
-N=7
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); echo "not ok $n - $1"; [ $# -gt 1 ] && printf '%s\n' "$2" | head -20 | sed 's/^/# /'; return 0; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-skip_rest() { while [ $n -lt $N ]; do skip "lxc test" "$1"; done; exit 0; }
-echo "TAP version 13"; echo "1..$N"
+. "$ROOT/tests/lib/tap.sh"
+. "$ROOT/tests/lib/container.sh"
+SKIP_REST_NAME="lxc test"
+tap_plan 7
 
 TMPD=$(mktemp -d /tmp/lxc-test.XXXXXX)
 P=$TMPD/lxcpath
@@ -34,18 +31,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-why=
-BB=$(command -v busybox)
-if [ "$(id -u)" != 0 ]; then why="not root"
-elif [ ! -e /proc/self/timens_dilation ]; then why="kernel without /proc/self/timens_dilation"
-elif ! command -v lxc-start >/dev/null; then why="lxc not installed (apt-get install lxc)"
-elif [ -z "$BB" ] || ! file -L "$BB" 2>/dev/null | grep -q 'statically linked'; then why="no static busybox (busybox-static, needed by lxc-create -t busybox)"
-elif [ ! -x "$DN" ]; then why="$DN not built (make -C tools build)"
-fi
+# lxc-create -t busybox needs the static busybox too
+container_check "lxc-start=apt-get install lxc"
+[ -n "$why" ] || [ -x "$DN" ] || why="$DN not built (make -C tools build)"
 [ -n "$why" ] && skip_rest "$why"
-if ! grep -q ' /sys/fs/cgroup .* - cgroup2 ' /proc/self/mountinfo; then
-	mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null || skip_rest "cannot mount cgroup2 on /sys/fs/cgroup"
-fi
+container_cgroup2
 echo "# $(lxc-start --version 2>&1 | head -1 | sed 's/^/lxc /'), kernel $(uname -r), cgroup2 controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
 
 mkdir -p "$P"

@@ -13,13 +13,10 @@ export LC_ALL=C
 ROOT=${TDC_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 HOOK=$ROOT/runtime-hooks/bin/tdf-oci-hook
 KEY=io.github.time-dilated-containers.tdf
-N=3
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); echo "not ok $n - $1"; [ $# -gt 1 ] && printf '%s\n' "$2" | head -20 | sed 's/^/# /'; return 0; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-skip_rest() { while [ $n -lt $N ]; do skip "podman test" "$1"; done; exit 0; }
-echo "TAP version 13"; echo "1..$N"
+. "$ROOT/tests/lib/tap.sh"
+. "$ROOT/tests/lib/container.sh"
+SKIP_REST_NAME="podman test"
+tap_plan 3
 
 TMPD=$(mktemp -d /tmp/podman-test.XXXXXX)
 pm() { timeout 120 podman --root "$TMPD/root" --runroot "$TMPD/runroot" --storage-driver vfs \
@@ -31,19 +28,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-why=
-BB=$(command -v busybox)
-if [ "$(id -u)" != 0 ]; then why="not root"
-elif [ ! -e /proc/self/timens_dilation ]; then why="kernel without /proc/self/timens_dilation"
-elif ! command -v podman >/dev/null; then why="podman not installed (apt-get install podman)"
-elif ! command -v jq >/dev/null; then why="jq not installed"
-elif [ -z "$BB" ] || ! file -L "$BB" 2>/dev/null | grep -q 'statically linked'; then why="no static busybox (busybox-static)"
-elif [ ! -x "$HOOK" ]; then why="$HOOK not built (make -C runtime-hooks build)"
-fi
+container_check "podman=apt-get install podman" jq
+[ -n "$why" ] || [ -x "$HOOK" ] || why="$HOOK not built (make -C runtime-hooks build)"
 [ -n "$why" ] && skip_rest "$why"
-if ! grep -q ' /sys/fs/cgroup .* - cgroup2 ' /proc/self/mountinfo; then
-	mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null || skip_rest "cannot mount cgroup2 on /sys/fs/cgroup"
-fi
+container_cgroup2
 echo "# $(podman --version), $(crun --version 2>/dev/null | head -1), kernel $(uname -r)"
 
 # the shipped hooks.d file, hook path pointing at this checkout
