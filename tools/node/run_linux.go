@@ -305,7 +305,11 @@ func (r *runner) setupHostNet() (peer string, err error) {
 		if err != nil {
 			return nil // gone with the node's network namespace
 		}
-		return netlink.LinkDel(l)
+		// the namespace may still be going away: then the pair goes with it
+		if err := netlink.LinkDel(l); err != nil && !errors.Is(err, unix.ENODEV) {
+			return err
+		}
+		return nil
 	})
 	host, err := netlink.LinkByName(p.HostIf)
 	if err != nil {
@@ -367,7 +371,12 @@ func removeBridgeIfUnused(name string) error {
 			return nil // another node still attached
 		}
 	}
-	return netlink.LinkDel(br)
+	// Two nodes that stop together may both find the bridge unused; the
+	// one that deletes it second must not fail over a bridge already gone.
+	if err := netlink.LinkDel(br); err != nil && !errors.Is(err, unix.ENODEV) {
+		return err
+	}
+	return nil
 }
 
 func prefixToIPNet(p netip.Prefix) *net.IPNet {
