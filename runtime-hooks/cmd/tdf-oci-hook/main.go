@@ -3,6 +3,11 @@
 // annotation io.github.time-dilated-containers.tdf, and scales its cpu.max
 // when io.github.time-dilated-containers.tdf.cpus is set too. See README.md.
 //
+// "tdf-oci-hook precreate" is podman's precreate stage instead (a runtime
+// config filter): it reads the proposed config.json on stdin and prints it
+// with {"type":"time"} added to linux.namespaces when the annotation is
+// there, unchanged otherwise (podman 4.3 has no option for a time namespace).
+//
 // It reads the OCI state (ociVersion, id, pid, bundle, annotations) on stdin,
 // loads BUNDLE/config.json, and writes the factor to /proc/PID/timens_dilation
 // (PID's time namespace for children is the container's new time namespace;
@@ -12,6 +17,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,15 +30,46 @@ import (
 	"tdf-oci-hook/tdfhook"
 )
 
+const usage = `usage: tdf-oci-hook < OCI-STATE                     (OCI createRuntime hook)
+       tdf-oci-hook precreate < CONFIG > NEW-CONFIG  (podman precreate hook)
+see runtime-hooks/README.md`
+
 func main() {
-	if len(os.Args) > 1 && (os.Args[1] == "-h" || os.Args[1] == "--help") {
-		fmt.Println("usage: tdf-oci-hook < OCI-STATE   (an OCI createRuntime hook; see runtime-hooks/README.md)")
+	var err error
+	switch {
+	case len(os.Args) > 1 && (os.Args[1] == "-h" || os.Args[1] == "--help"):
+		fmt.Println(usage)
 		return
+	case len(os.Args) == 2 && os.Args[1] == "precreate":
+		err = precreate(os.Stdin, os.Stdout)
+	case len(os.Args) > 1:
+		// a hooks.d file with a wrong args list must not silently run
+		// the other stage's code
+		err = fmt.Errorf("unknown arguments %q (expected none, or precreate)", os.Args[1:])
+	default:
+		err = run(os.Stdin)
 	}
-	if err := run(os.Stdin); err != nil {
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "tdf-oci-hook: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
 		os.Exit(1)
 	}
+}
+
+// precreate filters the config: nothing is written to stdout on error, so
+// the engine fails the creation instead of using a truncated config.
+func precreate(stdin io.Reader, stdout io.Writer) error {
+	raw, err := io.ReadAll(stdin)
+	if err != nil {
+		return fmt.Errorf("reading the config on stdin: %v", err)
+	}
+	out, err := tdfhook.Precreate(raw)
+	if err != nil {
+		return err
+	}
+	if _, err := stdout.Write(out); err != nil {
+		return fmt.Errorf("writing the config to stdout: %v", err)
+	}
+	return nil
 }
 
 func run(stdin io.Reader) error {
@@ -45,6 +82,9 @@ func run(stdin io.Reader) error {
 		return fmt.Errorf("the OCI state on stdin is not valid JSON: %v", err)
 	}
 	if st.Bundle == "" {
+		if bytes.Contains(raw, []byte(`"process"`)) || bytes.Contains(raw, []byte(`"root"`)) {
+			return fmt.Errorf("stdin holds a config.json, not an OCI state: for the precreate stage, run \"tdf-oci-hook precreate\"")
+		}
 		return fmt.Errorf("the OCI state on stdin has no bundle")
 	}
 	cfg, err := os.ReadFile(filepath.Join(st.Bundle, "config.json"))
