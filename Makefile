@@ -4,6 +4,8 @@
 #   make test           build everything, run all tests (host + one VM boot)
 #   make build          kernel (build/linux) + helpers + selftests
 #   make bench          run bench/ in the VM (if bench/Makefile exists)
+#   make fidelity       the fidelity experiments, full runs, in the VM; report in
+#                       build/vm-out/fidelity/report.md (FIDELITY_ARGS='--short disk')
 #   make check-patches  checkpatch --strict + new W=1 warnings of kernel/patches
 #   make setup          scripts/setup-host (apt packages, build/venv with vng)
 #   make vm CMD='...'   run a command in the VM (empty CMD: interactive shell)
@@ -14,7 +16,7 @@ BUILD := $(ROOT)/build
 KSRC := $(BUILD)/linux
 HDRS := -isystem $(BUILD)/headers/include
 
-.PHONY: all build setup kernel build-tools selftests test demo bench check-patches vm clean distclean
+.PHONY: all build setup kernel build-tools selftests test demo bench fidelity check-patches vm clean distclean
 
 all: build
 
@@ -32,6 +34,7 @@ build-tools: $(BUILD)/bin/dilate
 	$(MAKE) -s -C $(ROOT)/runtime-hooks build
 	$(ROOT)/util-linux/build.sh
 	$(MAKE) -s -C $(ROOT)/tests/programs build
+	$(MAKE) -s -C $(ROOT)/fidelity build
 
 $(BUILD)/bin/dilate: $(ROOT)/scripts/dilate.c
 	@mkdir -p $(dir $@)
@@ -53,6 +56,14 @@ bench: build
 	@if [ ! -f $(ROOT)/bench/Makefile ]; then echo "bench/Makefile does not exist yet: nothing to run" >&2; exit 1; fi
 	$(MAKE) -C $(ROOT)/bench KSRC=$(KSRC) TDC_ROOT=$(ROOT) KHDR_INCLUDES="$(HDRS)"
 	@$(ROOT)/scripts/vm --timeout $${TDC_BENCH_TIMEOUT:-3000} -- $(MAKE) -C $(ROOT)/bench run TDC_ROOT=$(ROOT)
+
+# Full runs take about 20 min under QEMU TCG; the test
+# suite runs the short variants (tests/vm/fidelity.t).
+FIDELITY_ARGS ?=
+fidelity: build
+	@rc=0; $(ROOT)/scripts/vm --timeout $${TDC_FIDELITY_TIMEOUT:-5400} -- \
+		$(ROOT)/fidelity/run --out $(BUILD)/vm-out/fidelity $(FIDELITY_ARGS) || rc=$$?; \
+	$(ROOT)/fidelity/run --report $(BUILD)/vm-out/fidelity && exit $$rc
 
 check-patches: kernel
 	@$(ROOT)/scripts/check-patches

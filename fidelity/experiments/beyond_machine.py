@@ -1,0 +1,101 @@
+"""Beyond the machine: links faster than the VM can carry.
+
+First the highest netem rate that one TCP flow sustains undilated in this VM
+(R_max: goodput at least SUSTAIN of an ideal link's). Then links perceived at
+10x and 100x R_max: undilated they fall short, at TDF 10 and 100 (physically
+R_max again) the nodes perceive the goodput an ideal link would give.
+"""
+from harness import netutil
+from harness.node import Testbed, write_profile
+from harness.result import fmt
+
+NAME = "beyond-machine"
+TITLE = "Beyond the machine: perceived links faster than the VM sustains"
+REQUIRES = ["iperf3"]
+RTT_MS = 1
+GOODPUT = 1448 / 1514  # TCP payload per 1514-byte frame (timestamps on): an ideal link's goodput
+SUSTAIN = 0.90
+
+
+def plan(short):
+    if short:  # no search: a rate this VM carries, and 10x it at TDF 10
+        return {"sweep": [50], "factors": [10], "seconds": 1, "dilated_real_s": 2}
+    return {"sweep": [25, 50, 100, 200, 400, 800], "factors": [10, 100], "seconds": 2, "dilated_real_s": 5}
+
+
+def criterion(short):
+    p = plan(short)
+    f = " and ".join(f"{x}x" for x in p["factors"])
+    return (f"R_max is the highest rate of {p['sweep']} Mbit/s one flow sustains undilated (goodput ≥ "
+            f"{SUSTAIN:.0%} of an ideal link's, rate x 1448/1514); at {f} R_max, TDF = that factor "
+            f"gives ≥ {SUSTAIN:.0%} of the ideal goodput, perceived, while TDF 1 gives less")
+
+
+def flow(ctx, tdf, rate_mbit, seconds=None, nbytes=None):
+    """Perceived goodput (Mbit/s) of one iperf3 flow over a link perceived at rate_mbit."""
+    work = ctx.work / f"bm-{tdf}-{rate_mbit}"
+    with Testbed(work) as tb:
+        # queue well above the bandwidth-delay product of the physical link
+        prof = write_profile(work / "link.toml", f"{rate_mbit} Mbit/s, {RTT_MS} ms RTT",
+                             rate=f"{rate_mbit}mbit", delay=f"{RTT_MS * 500}us", limit=20000)
+        rcv = tb.node("bmr", tdf, ["iperf3", "-s", "-1"], addr="10.213.0.40/24")
+        size = ["-n", str(int(nbytes))] if nbytes else ["-t", str(seconds)]
+        snd = tb.node("bms", tdf, ["iperf3", "-c", "10.213.0.40", "-J"] + size,
+                      profile=prof, addr="10.213.0.41/24", hold=True)
+        netutil.wait_listen(rcv, 5201)
+        snd.go()
+        rc = snd.wait(timeout=300)
+        if rc != 0:
+            raise RuntimeError(f"iperf3 client failed (rc {rc}): {snd.stdout()[-300:]}{snd.stderr()[-300:]}")
+        js = netutil.iperf3_json(snd.stdout())
+    return js["end"]["sum_received"]["bits_per_second"] / 1e6
+
+
+def run(ctx, res):
+    p = plan(ctx.short)
+    res.params = {"perceived RTT": f"{RTT_MS} ms", "sweep (TDF 1)": f"{p['sweep']} Mbit/s, {p['seconds']} s each",
+                  "dilated runs": f"{p['dilated_real_s']} s of host time each (iperf3 -n)"}
+    rows, csv_rows, rmax = [], [], None
+    for rate in p["sweep"]:
+        ctx.log(f"   undilated, {rate} Mbit/s link")
+        g = flow(ctx, 1, rate, seconds=p["seconds"])
+        eff = g / (rate * GOODPUT)
+        rows.append(["sweep", 1, rate, rate, g, eff])
+        csv_rows.append(["sweep", 1, rate, g])
+        ctx.log(f"   -> {fmt(g)} Mbit/s ({eff:.0%} of ideal)")
+        if eff >= SUSTAIN:
+            rmax = rate
+        else:
+            break
+    res.check("R_max found (the VM sustains the lowest rate of the sweep)", f"{rmax} Mbit/s", rmax is not None,
+              f"one of {p['sweep']}")
+    if rmax is None:
+        return
+    res.params["R_max"] = f"{rmax} Mbit/s"
+    for k in p["factors"]:
+        rate = rmax * k
+        ctx.log(f"   {k}x R_max = {rate} Mbit/s: undilated")
+        g1 = flow(ctx, 1, rate, seconds=p["seconds"])
+        e1 = g1 / (rate * GOODPUT)
+        ctx.log(f"   -> {fmt(g1)} Mbit/s ({e1:.0%} of ideal); now at TDF {k}")
+        # the same bytes as dilated_real_s of the physical link (rmax) would carry
+        gk = flow(ctx, k, rate, nbytes=rmax * 1e6 / 8 * p["dilated_real_s"])
+        ek = gk / (rate * GOODPUT)
+        ctx.log(f"   -> {fmt(gk)} Mbit/s perceived ({ek:.0%} of ideal)")
+        rows += [["beyond", 1, rate, rate, g1, e1], ["beyond", k, rate, rate / k, gk, ek]]
+        csv_rows += [["beyond", 1, rate, g1], ["beyond", k, rate, gk]]
+        res.check(f"{rate} Mbit/s at TDF {k}: goodput / ideal", f"{ek:.1%}", ek >= SUSTAIN, f"≥ {SUSTAIN:.0%}")
+        res.check(f"{rate} Mbit/s undilated falls short: goodput / ideal", f"{e1:.1%}", e1 < SUSTAIN,
+                  f"< {SUSTAIN:.0%}")
+    res.table("One TCP flow (goodput perceived; ideal = rate x 1448/1514)",
+              ["phase", "TDF", "perceived rate Mbit/s", "physical rate Mbit/s", "goodput Mbit/s", "of ideal"],
+              [r[:5] + [f"{r[5]:.1%}"] for r in rows])
+    res.csv("goodput", ["phase", "tdf", "perceived_rate_mbit", "goodput_mbit"], csv_rows)
+    fig = res.figure("goodput", "Goodput vs perceived link rate", "perceived link rate (Mbit/s)",
+                     "goodput (Mbit/s, perceived)", xlog=True, ylog=True)
+    und = sorted((r[2], r[4]) for r in rows if r[1] == 1)
+    dil = sorted((r[2], r[4]) for r in rows if r[1] != 1)
+    fig.line([x for x, _ in und], [y for _, y in und], "TDF 1")
+    fig.line([x for x, _ in dil], [y for _, y in dil], "TDF = rate / R_max", "s-")
+    xs = sorted({r[2] for r in rows})
+    fig.line(xs, [x * GOODPUT for x in xs], "ideal link", "--")

@@ -1,0 +1,106 @@
+"""CPU scaling (the time-dilation paper, section 3.4).
+
+A CPU-bound sender (build/bin/cpusend: it mixes every chunk before writing
+it, so its rate follows the CPU it gets) in a node that perceives a share of
+one CPU. At TDF 1 that share is cpu.max itself; at TDF k cpu.max is 1/k of it
+(dilated-node --cpus, the shipped scaling rule), which over the sender's
+perceived time is the same share. The sender prints its cumulative bytes
+every INTERVAL_MS of its own clock: the perceived throughput curve.
+
+The cpu.max period is 10 ms x TDF, so that the node perceives the same 10 ms
+period as at TDF 1 (dilated-node's default is 10 ms of host time at any TDF;
+the full run measures it too). A control run at TDF 1 on the dilated node's
+physical quota separates what dilation does (perceived = TDF x physical
+throughput) from how well this machine hands out a small cpu.max.
+"""
+from harness import netutil, stats
+from harness.node import ROOT, Testbed
+from harness.result import fmt, pct
+
+NAME = "cpu-scaling"
+TITLE = "CPU scaling: a CPU-bound sender on a perceived CPU share"
+CPUSEND = ROOT / "build" / "bin" / "cpusend"
+REQUIRES = [str(CPUSEND)]
+INTERVAL_MS = 100
+WORK = 64  # mixing rounds per 16 KiB chunk: most of the CPU goes to user space, not to TCP
+PERIOD_MS = 10
+
+
+def plan(short):
+    if short:  # physical shares of 100% and 50%: this VM's cpu.max is steady there
+        return {"tdf": 2, "shares": [1.0], "seconds": 2, "tol": 0.25, "extra": False}
+    return {"tdf": 10, "shares": [0.25, 0.5, 1.0], "seconds": 4, "tol": 0.05, "extra": True}
+
+
+def criterion(short):
+    p = plan(short)
+    k = p["tdf"]
+    return (f"for perceived CPU shares {p['shares']}, the sender's mean perceived throughput at TDF {k} "
+            f"(cpu.max share / {k} per {PERIOD_MS * k} ms) is within ±{p['tol'] * 100:.0f}% of TDF 1's "
+            f"(cpu.max share per {PERIOD_MS} ms)"
+            + ("; also reported: the default period and a TDF 1 control on the physical quota" if p["extra"] else ""))
+
+
+def send(ctx, tdf, share, seconds, period_ms=None):
+    """The sender's perceived (t, Mbit/s) curve, per interval."""
+    work = ctx.work / f"cpu-{tdf}-{share}-{period_ms}"
+    with Testbed(work) as tb:
+        rcv = tb.node("cpr", tdf, [CPUSEND, "sink", 7000], addr="10.213.0.50/24")
+        snd = tb.node("cps", tdf, [CPUSEND, "send", "10.213.0.50", 7000, seconds, INTERVAL_MS, WORK],
+                      cpus=share, cpu_period=f"{period_ms}ms" if period_ms else None,
+                      addr="10.213.0.51/24", hold=True)
+        netutil.wait_listen(rcv, 7000)
+        snd.go()
+        rc = snd.wait(timeout=60 + 3 * tdf * seconds)
+        if rc != 0:
+            raise RuntimeError(f"cpusend failed (rc {rc}): {snd.stderr()[-300:]}")
+        pts = [[float(x) for x in ln.split()] for ln in snd.stdout().splitlines() if ln.strip()]
+    t, b = [x[0] for x in pts], [x[1] for x in pts]
+    rate = [(b[i] - b[i - 1]) * 8 / (t[i] - t[i - 1]) / 1e6 for i in range(1, len(t))]
+    return t[1:], rate
+
+
+def run(ctx, res):
+    p = plan(ctx.short)
+    k = p["tdf"]
+    res.params = {"perceived CPU shares": p["shares"], "TDFs": [1, k],
+                  "cpu.max period": f"{PERIOD_MS} ms at TDF 1, {PERIOD_MS * k} ms at TDF {k} (both {PERIOD_MS} ms perceived)",
+                  "run": f"{p['seconds']} s perceived, sampled every {INTERVAL_MS} ms (perceived)",
+                  "sender": f"cpusend, {WORK} mixing rounds per 16 KiB chunk, unshaped veth"}
+    # QEMU TCG translates code on its first run: warm cpusend up, unmeasured
+    send(ctx, 1, 1.0, 0.5)
+    # (label, tdf, share given to dilated-node, period ms or None, in the criterion)
+    runs = [("TDF 1", 1, 1, PERIOD_MS, False), (f"TDF {k}", k, 1, PERIOD_MS * k, True)]
+    if p["extra"]:
+        runs += [(f"TDF {k}, default period", k, 1, None, False),
+                 (f"control: TDF 1 on TDF {k}'s physical quota", 1, k, PERIOD_MS * k, False)]
+    curves, rows, csv_rows = {}, [], []
+    for share in p["shares"]:
+        ref = None
+        for label, tdf, div, period, judged in runs:
+            given = share / div
+            ctx.log(f"   share {share}, {label}: cpu.max {given / tdf:.3f} CPU per {period or 'default'} ms")
+            t, r = send(ctx, tdf, given, p["seconds"], period)
+            curves[(share, label)] = (t, r)
+            mean = stats.summary(r)["mean"] * div  # the control, scaled as dilation would
+            ref = mean if ref is None else ref
+            d = stats.rel_diff(mean, ref)
+            rows.append([share, label, given / tdf, period or "10 (default)", mean, stats.summary(r)["cv"], pct(d)])
+            csv_rows += [[share, label, ti, ri] for ti, ri in zip(t, r)]
+            ctx.log(f"   -> {fmt(mean)} Mbit/s perceived" + (f" (x{div}: {fmt(mean / div)} measured)" if div > 1 else ""))
+            if judged:
+                res.check(f"share {share}: TDF {k} mean throughput vs TDF 1", pct(d), abs(d) <= p["tol"],
+                          f"±{p['tol'] * 100:.0f}%")
+    res.table("Sender throughput (Mbit/s, perceived; the control's is its measured rate x TDF)",
+              ["perceived CPU share", "run", "cpu.max (CPUs)", "period (ms, host)", "mean", "CV over intervals",
+               "vs TDF 1"], rows)
+    if p["extra"]:
+        res.note(f"Reading the table: if the control (TDF 1 with cpu.max = share / {k}, its rate x {k}) matches "
+                 f"TDF {k}, dilation turns physical work into perceived rate exactly, and any gap to TDF 1 comes "
+                 f"from how this machine delivers a cpu.max of a few percent, not from dilation.")
+    res.csv("curves", ["share", "run", "t_perceived_s", "mbit_s"], csv_rows)
+    fig = res.figure("curves", "CPU-bound sender: perceived throughput over perceived time",
+                     "time (s, perceived)", "throughput (Mbit/s, perceived)")
+    for (share, label), (t, r) in curves.items():
+        if not label.startswith("control"):
+            fig.line(t, r, f"share {share}, {label}", "-" if label == "TDF 1" else "--")

@@ -1,0 +1,100 @@
+"""Network measurement helpers: waiting for servers, packet capture, iperf3."""
+import json
+import re
+import signal
+import subprocess
+import time
+
+
+def wait_listen(node, port, timeout=60):
+    """Wait (host time) until node has a TCP socket listening on port."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if re.search(rf":{port}\b", node.nsenter("ss", "-Hltn", check=False).stdout):
+            return
+        if node.proc.poll() is not None:
+            raise RuntimeError(f"node {node.name} exited before listening on {port}: {node.stderr()[-300:]}")
+        time.sleep(0.05)
+    raise RuntimeError(f"node {node.name}: nothing listening on {port} after {timeout} s")
+
+
+def quickack(node):
+    """ACK every segment at once on node's routes (ip route ... quickack 1).
+    TCP's delayed-ACK timer (40 ms and up) runs in host time, so dilated it
+    would last TDF times less perceived time; runs compared across TDFs
+    turn it off at every TDF alike."""
+    for route in node.nsenter("ip", "-o", "route", "show").stdout.splitlines():
+        # ip prints a locked rto_min as "rto_min lock T" but only parses
+        # "rto_min T" (which it always locks)
+        node.nsenter("ip", "route", "change", *route.replace("rto_min lock ", "rto_min ").split(),
+                     "quickack", "1")
+
+
+def deterministic_loss(node, every, dev="eth0"):
+    """Drop every Nth IP packet arriving at node (tc gact 'random determ'): the
+    same packets are lost at every TDF, unlike netem's random loss."""
+    node.nsenter("tc", "qdisc", "add", "dev", dev, "clsact")
+    node.nsenter("tc", "filter", "add", "dev", dev, "ingress", "protocol", "ip", "matchall",
+                 "action", "gact", "pass", "random", "determ", "drop", str(every))
+
+
+def wait_drained(node, dev="eth0", timeout=120):
+    """Wait (host time) until node has nothing left to send: no connected TCP
+    socket with queued data (closed ones included; `ss` leaves out listening
+    sockets, whose Send-Q is their backlog) and an empty qdisc on dev."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        sendq = sum(int(f.split()[2]) for f in node.nsenter("ss", "-Htn", check=False).stdout.splitlines()
+                    if len(f.split()) > 2)
+        backlog = re.findall(r"backlog \S+ (\d+)p", node.nsenter("tc", "-s", "qdisc", "show", "dev", dev).stdout)
+        if sendq == 0 and not any(int(b) for b in backlog):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"node {node.name}: still sending after {timeout} s")
+
+
+class Capture:
+    """tcpdump on a node's interface, run from the host side (host time):
+    pcap timestamps are the host clock, converted to the node's perceived time
+    with the TDF by the caller (perceived interval = host interval / TDF, the
+    slope of the namespace's affine map)."""
+
+    def __init__(self, node, path, dev="eth0", filt="tcp"):
+        self.path = path
+        self.proc = node.popen_nsenter("tcpdump", "-i", dev, "-n", "-s", "128", "-U", "--immediate-mode", "-w", path,
+                                       "-Q", "out", filt, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.PIPE, text=True)
+        line = self.proc.stderr.readline()  # "listening on eth0, ..." once it captures
+        if "listening" not in line:
+            self.proc.kill()
+            raise RuntimeError(f"tcpdump did not start: {line.strip()}")
+
+    def stop(self):
+        time.sleep(0.2)  # let the last packets reach the file (-U)
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait(timeout=30)
+
+    def data_packets(self, src_addr):
+        """Host timestamps (s) of the packets with payload sent from src_addr on
+        its busiest connection (the data flow, not iperf3's control one)."""
+        out = subprocess.run(["tcpdump", "-r", self.path, "-tt", "-n", "-q"], capture_output=True,
+                             text=True, check=True).stdout
+        flows = {}
+        pat = re.compile(r"^(\d+\.\d+) IP (\S+)\.(\d+) > \S+: tcp (\d+)$")
+        for ln in out.splitlines():
+            m = pat.match(ln)
+            if m and m.group(2) == src_addr and int(m.group(4)) > 0:
+                flows.setdefault(m.group(3), []).append(float(m.group(1)))
+        return max(flows.values(), key=len) if flows else []
+
+
+def iperf3_json(text):
+    """The JSON document iperf3 -J printed (ignoring anything before it)."""
+    i = text.find("{")
+    if i < 0:
+        raise RuntimeError(f"no iperf3 JSON in output: {text.strip()[-200:]}")
+    d = json.JSONDecoder().raw_decode(text[i:])[0]
+    if d.get("error"):
+        raise RuntimeError(f"iperf3: {d['error']}")
+    return d
+
