@@ -57,7 +57,7 @@ bench: build
 	$(MAKE) -C $(ROOT)/bench KSRC=$(KSRC) TDC_ROOT=$(ROOT) KHDR_INCLUDES="$(HDRS)"
 	@$(ROOT)/scripts/vm --timeout $${TDC_BENCH_TIMEOUT:-3000} -- $(MAKE) -C $(ROOT)/bench run TDC_ROOT=$(ROOT)
 
-# Full runs take about 20 min under QEMU TCG; the test
+# Full runs take about 17 min under QEMU TCG; the test
 # suite runs the short variants (tests/vm/fidelity.t).
 FIDELITY_ARGS ?=
 fidelity: build

@@ -6,7 +6,7 @@ First the highest netem rate that one TCP flow sustains undilated in this VM
 R_max again) the nodes perceive the goodput an ideal link would give.
 """
 from harness import netutil
-from harness.node import Testbed, write_profile
+from harness.node import NodeError, Testbed, write_profile
 from harness.result import fmt
 
 NAME = "beyond-machine"
@@ -14,21 +14,26 @@ TITLE = "Beyond the machine: perceived links faster than the VM sustains"
 REQUIRES = ["iperf3"]
 RTT_MS = 1
 GOODPUT = 1448 / 1514  # TCP payload per 1514-byte frame (timestamps on): an ideal link's goodput
-SUSTAIN = 0.90
+SUSTAIN = 0.90  # of an ideal link's goodput: "gives what an ideal link would"
+# R_max must be sustained with a margin: the dilated runs carry it physically
+# for longer and over a TDF-times longer RTT, so a rate at the edge would fail
+# for reasons that have nothing to do with dilation
+SUSTAIN_RMAX = 0.95
 
 
 def plan(short):
     if short:  # no search: a rate this VM carries, and 10x it at TDF 10
-        return {"sweep": [50], "factors": [10], "seconds": 1, "dilated_real_s": 2}
-    return {"sweep": [25, 50, 100, 200, 400, 800], "factors": [10, 100], "seconds": 2, "dilated_real_s": 5}
+        return {"sweep": [50], "factors": [10], "seconds": 1, "dilated_s": 0.2}
+    return {"sweep": [25, 50, 100, 200, 400, 800], "factors": [10, 100], "seconds": 2, "dilated_s": 0.3}
 
 
 def criterion(short):
     p = plan(short)
     f = " and ".join(f"{x}x" for x in p["factors"])
     return (f"R_max is the highest rate of {p['sweep']} Mbit/s one flow sustains undilated (goodput ≥ "
-            f"{SUSTAIN:.0%} of an ideal link's, rate x 1448/1514); at {f} R_max, TDF = that factor "
-            f"gives ≥ {SUSTAIN:.0%} of the ideal goodput, perceived, while TDF 1 gives less")
+            f"{SUSTAIN_RMAX:.0%} of an ideal link's, rate x 1448/1514); at {f} R_max, TDF = that factor "
+            f"gives ≥ {SUSTAIN:.0%} of the ideal goodput, perceived, while TDF 1 gives less or cannot "
+            f"emulate the link at all")
 
 
 def flow(ctx, tdf, rate_mbit, seconds=None, nbytes=None):
@@ -54,7 +59,8 @@ def flow(ctx, tdf, rate_mbit, seconds=None, nbytes=None):
 def run(ctx, res):
     p = plan(ctx.short)
     res.params = {"perceived RTT": f"{RTT_MS} ms", "sweep (TDF 1)": f"{p['sweep']} Mbit/s, {p['seconds']} s each",
-                  "dilated runs": f"{p['dilated_real_s']} s of host time each (iperf3 -n)"}
+                  "dilated runs": f"{p['dilated_s']} s perceived each (iperf3 -n; the same number of round trips "
+                                  f"at every TDF)"}
     rows, csv_rows, rmax = [], [], None
     for rate in p["sweep"]:
         ctx.log(f"   undilated, {rate} Mbit/s link")
@@ -63,7 +69,7 @@ def run(ctx, res):
         rows.append(["sweep", 1, rate, rate, g, eff])
         csv_rows.append(["sweep", 1, rate, g])
         ctx.log(f"   -> {fmt(g)} Mbit/s ({eff:.0%} of ideal)")
-        if eff >= SUSTAIN:
+        if eff >= SUSTAIN_RMAX:
             rmax = rate
         else:
             break
@@ -75,11 +81,15 @@ def run(ctx, res):
     for k in p["factors"]:
         rate = rmax * k
         ctx.log(f"   {k}x R_max = {rate} Mbit/s: undilated")
-        g1 = flow(ctx, 1, rate, seconds=p["seconds"])
+        try:
+            g1 = flow(ctx, 1, rate, seconds=p["seconds"])
+        except NodeError as e:  # dilated-node refuses links netem cannot emulate
+            g1, why = 0.0, str(e).split("dilated-node: ")[-1]
+            res.note(f"{rate} Mbit/s undilated cannot be set up: {why}")
         e1 = g1 / (rate * GOODPUT)
         ctx.log(f"   -> {fmt(g1)} Mbit/s ({e1:.0%} of ideal); now at TDF {k}")
-        # the same bytes as dilated_real_s of the physical link (rmax) would carry
-        gk = flow(ctx, k, rate, nbytes=rmax * 1e6 / 8 * p["dilated_real_s"])
+        # what the perceived link carries in dilated_s: k x dilated_s of host time
+        gk = flow(ctx, k, rate, nbytes=rate * 1e6 / 8 * p["dilated_s"])
         ek = gk / (rate * GOODPUT)
         ctx.log(f"   -> {fmt(gk)} Mbit/s perceived ({ek:.0%} of ideal)")
         rows += [["beyond", 1, rate, rate, g1, e1], ["beyond", k, rate, rate / k, gk, ek]]

@@ -22,7 +22,12 @@ TITLE = "CPU scaling: a CPU-bound sender on a perceived CPU share"
 CPUSEND = ROOT / "build" / "bin" / "cpusend"
 REQUIRES = [str(CPUSEND)]
 INTERVAL_MS = 100
-WORK = 64  # mixing rounds per 16 KiB chunk: most of the CPU goes to user space, not to TCP
+# mixing rounds per 16 KiB chunk: with 64, TCP's work (the receiver's too: a
+# veth delivers in the sender's context) was over a third of the sender's CPU,
+# and whether it was charged to the sender's cgroup depended on when it ran;
+# with 512 it is under a tenth (about 30 Mbit/s at a whole CPU under TCG),
+# and a chunk still takes well under a 100 ms sample at the smallest share
+WORK = 512
 PERIOD_MS = 10
 
 
@@ -57,7 +62,10 @@ def send(ctx, tdf, share, seconds, period_ms=None):
         pts = [[float(x) for x in ln.split()] for ln in snd.stdout().splitlines() if ln.strip()]
     t, b = [x[0] for x in pts], [x[1] for x in pts]
     rate = [(b[i] - b[i - 1]) * 8 / (t[i] - t[i - 1]) / 1e6 for i in range(1, len(t))]
-    return t[1:], rate
+    # the mean is bytes over time: samples come after whole chunks, so their
+    # intervals differ and a mean of per-interval rates would favour short ones
+    mean = (b[-1] - b[0]) * 8 / (t[-1] - t[0]) / 1e6
+    return t[1:], rate, mean
 
 
 def run(ctx, res):
@@ -80,9 +88,9 @@ def run(ctx, res):
         for label, tdf, div, period, judged in runs:
             given = share / div
             ctx.log(f"   share {share}, {label}: cpu.max {given / tdf:.3f} CPU per {period or 'default'} ms")
-            t, r = send(ctx, tdf, given, p["seconds"], period)
+            t, r, mean = send(ctx, tdf, given, p["seconds"], period)
             curves[(share, label)] = (t, r)
-            mean = stats.summary(r)["mean"] * div  # the control, scaled as dilation would
+            mean *= div  # the control, scaled as dilation would
             ref = mean if ref is None else ref
             d = stats.rel_diff(mean, ref)
             rows.append([share, label, given / tdf, period or "10 (default)", mean, stats.summary(r)["cv"], pct(d)])

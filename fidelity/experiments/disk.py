@@ -9,9 +9,11 @@ rate falls short; dilation moves that point up by the TDF.
 
 At QD 1 the mean completion latency is bs / bandwidth, so it follows the
 bandwidth. Its distribution does not scale: blk-throttle lets requests through
-at the device's own speed until a time slice's budget is spent, then holds
-them; both the device's latency and the slices (tens of ms) are host time, so
-a dilated node sees them TDF times shorter. The report shows the percentiles.
+at the device's own speed while a time slice's budget lasts, then holds them.
+The device's latency is host time, so a dilated node sees it TDF times
+shorter (the median); and at a TDF-times lower physical rate the budget runs
+out in fewer, longer holds of up to a host-time slice (the tail). The report
+shows the percentiles.
 """
 import json
 import subprocess
@@ -96,8 +98,10 @@ def run(ctx, res):
     res.note(f"Where linear scaling breaks, latency: at {m} MB/s the median completion latency is "
              f"{fmt(l1['50.000000'])} ms at TDF 1 and {fmt(l10['50.000000'])} ms at TDF 10 "
              f"({pct(stats.rel_diff(l10['50.000000'], l1['50.000000']))}), p99 {fmt(l1['99.000000'])} vs "
-             f"{fmt(l10['99.000000'])} ms: io.max shapes bandwidth, not each request, and the device's own "
-             f"latency and blk-throttle's slices are host time, so a dilated node sees them TDF times shorter.")
+             f"{fmt(l10['99.000000'])} ms: io.max shapes bandwidth, not each request. The device's own latency "
+             f"is host time, so the dilated node sees it TDF times shorter (median); blk-throttle holds requests "
+             f"for up to a slice of host time, and at a TDF-times lower physical rate it holds them less often "
+             f"but longer (tail).")
     for tdf in p["tdfs"]:
         kept = [r for r in p["rates"] if got[(r, tdf)][0] >= 0.95 * r]
         res.note(f"TDF {tdf}: reaches ≥ 95% of the perceived rate up to "

@@ -99,6 +99,12 @@ def run(ctx, res):
             if not ctx.short:
                 res.check(f"{what}: mean inter-send time", pct(dm), abs(dm) <= 0.05, "±5%")
                 res.check(f"{what}: KS distance D (p = {fmt(pv)})", fmt(D), D <= 0.1, "≤ 0.1")
+    dilated = p["tdfs"][1:]
+    if len(dilated) == 2:  # the dilated runs against each other: no TDF-1 machine latency in either
+        a, b = dilated
+        res.note(f"TDF {b} vs TDF {a} (not in the criterion): " + "; ".join(
+            f"loss {loss}%: mean {pct(stats.rel_diff(gaps[(loss, b)].mean(), gaps[(loss, a)].mean()))}, "
+            f"KS D {fmt(stats.ks(gaps[(loss, b)], gaps[(loss, a)])[0])}" for loss in p["losses"]) + ".")
     long_gaps = {k: v[v > RTT_MS / 2] for k, v in gaps.items()}
     res.note("Gaps longer than half an RTT (the sender waiting for ACKs, mostly in slow start), ms perceived: "
              + "; ".join(f"loss {loss}% TDF {tdf}: " + ", ".join(fmt(x, 1) for x in v[:8])

@@ -17,10 +17,16 @@ def verdict(e):
     return "SKIP" if e.get("skipped") else "ERROR" if e["error"] else "PASS" if e["passed"] else "FAIL"
 
 
-def save_results(out, results, env, elapsed_s):
+def load_results(out):
+    """The experiments of an earlier out/results.json ([] if none)."""
+    f = out / "results.json"
+    return json.loads(f.read_text())["experiments"] if f.exists() else []
+
+
+def save_results(out, experiments, env, elapsed_s):
     (out / "results.json").write_text(json.dumps(
         {"environment": env, "elapsed_s": elapsed_s, "generated": f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}",
-         "experiments": [r.as_dict() for r in results]}, indent=1, default=float))
+         "experiments": experiments}, indent=1, default=float))
 
 
 def render(out, spec):
@@ -57,7 +63,8 @@ def write(out, draw=True):
     env, exps = doc["environment"], doc["experiments"]
     md = ["# Fidelity of time-dilated containers\n",
           f"Generated {doc['generated']} by `fidelity/run` "
-          f"({'short variants' if env['short'] else 'full runs'}) in {doc['elapsed_s'] / 60:.1f} min.\n",
+          f"({'short variants' if env['short'] else 'full runs'}); its last run took {doc['elapsed_s'] / 60:.1f} min "
+          f"(`--update` redoes only the experiments named).\n",
           "## Environment\n",
           _table(["what", "value"], [[k, v] for k, v in env.items()]),
           "\nEvery figure below is what the programs in the nodes perceive (their own clocks), "
