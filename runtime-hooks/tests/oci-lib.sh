@@ -154,14 +154,7 @@ mkconfig dil 10 yes 'cat /proc/self/timens_dilation; echo ready; read x < /ctl/a
 RPID=$!
 now() { echo "$EPOCHREALTIME"; }
 # wait_line RE: until the container printed a line matching RE (60 s); prints the host time after
-wait_line() {
-	for _ in $(seq 1 6000); do
-		grep -Eq "$1" "$TMPD/dil.out" 2>/dev/null && { now; return 0; }
-		kill -0 "$RPID" 2>/dev/null || break
-		sleep 0.01
-	done
-	return 1
-}
+wait_line() { container_wait_line "$TMPD/dil.out" 60 "$RPID" "$1"; }
 if wait_line '^ready$' >/dev/null; then
 	ok "container starts with TDF 10 (createRuntime hook)"
 else

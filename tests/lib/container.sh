@@ -37,6 +37,19 @@ container_cgroup2() {
 		skip_rest "cannot mount cgroup2 on /sys/fs/cgroup"
 }
 
+# container_wait_line FILE SECS PID RE: wait until FILE has a line matching RE,
+# for at most SECS s, and while PID lives (PID "": no such check); then print
+# the host time ($EPOCHREALTIME), as the clock rate checks need it
+container_wait_line() {
+	local _
+	for _ in $(seq 1 $(($2 * 100))); do
+		grep -Eq "$4" "$1" 2>/dev/null && { echo "$EPOCHREALTIME"; return 0; }
+		[ -z "$3" ] || kill -0 "$3" 2>/dev/null || break
+		sleep 0.01
+	done
+	return 1
+}
+
 # /proc/uptime truncates to 0.01 s, hence the +- 0.01 on the container's side
 container_rate() {
 	awk -v t="$1" -v h1="$2" -v s1="$3" -v h2="$4" -v s2="$5" -v u1="$6" -v u2="$7" 'BEGIN {

@@ -101,14 +101,7 @@ lx lxc-attach -- sh -c 'echo ready; read x < /tdf-test/a; read u r < /proc/uptim
 RPID=$!
 now() { echo "$EPOCHREALTIME"; }
 # wait_line RE: until the reader printed a line matching RE (60 s); prints the host time after
-wait_line() {
-	for _ in $(seq 1 6000); do
-		grep -Eq "$1" "$TMPD/rd.out" 2>/dev/null && { now; return 0; }
-		kill -0 "$RPID" 2>/dev/null || break
-		sleep 0.01
-	done
-	return 1
-}
+wait_line() { container_wait_line "$TMPD/rd.out" 60 "$RPID" "$1"; }
 wait_line '^ready$' >/dev/null
 h1=$(now); echo go >"$R/a"; s1=$(wait_line '^u1 ')
 sleep "$S"

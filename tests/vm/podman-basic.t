@@ -109,13 +109,7 @@ run_fail "bad TDF 0" "tdf-oci-hook: annotation $KEY: invalid TDF \"0\": must lie
 # (a bind mount: no attach buffering in between) and waits on FIFOs there
 now() { echo "$EPOCHREALTIME"; }
 # wait_line RE: until the container wrote a line matching RE (90 s); prints the host time after
-wait_line() {
-	for _ in $(seq 1 9000); do
-		grep -Eq "$1" "$TMPD/ctl/out" 2>/dev/null && { now; return 0; }
-		sleep 0.01
-	done
-	return 1
-}
+wait_line() { container_wait_line "$TMPD/ctl/out" 90 "" "$1"; }
 : >"$TMPD/ctl/out"
 chmod 666 "$TMPD/ctl/out"   # container root may be uid 100000 on the host
 mkfifo -m 666 "$TMPD/ctl/a" "$TMPD/ctl/b"
