@@ -26,6 +26,17 @@ series() {
 	return 0
 }
 
+# The identity of the series as applied to the pinned source: what
+# scripts/build-kernel keeps in build/linux/.tdc-series to skip re-applying.
+source_stamp() {
+	echo "$KPKG $(dpkg-query -W -f='${Version}' "$KPKG" 2>/dev/null) $(stat -c '%s %Y' "$KTARBALL")"
+}
+series_stamp() {
+	local p
+	{ source_stamp; series | while IFS= read -r p; do sha256sum < "$p"; done; } |
+		sha256sum | cut -c1-16
+}
+
 vng_bin() {
 	if [ -x "$VENV/bin/vng" ]; then echo "$VENV/bin/vng"
 	elif command -v vng >/dev/null; then command -v vng
