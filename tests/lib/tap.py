@@ -4,8 +4,11 @@
   tap.py normalize NAME RC LOG   one suite's raw output + exit status -> TAP
   tap.py kunit [DMESG]           KUnit KTAP in dmesg -> TAP, one point per case
   tap.py gotest RC LOG           `go test -v` output -> TAP, one point per test
-  tap.py summary FILE.tap...     per-suite counts, then "N passed, N failed, N skipped";
+  tap.py summary [--expected F] [--tree F] [--manifest F] [--filter RE] FILE.tap...
+                                 per-suite counts, then "N passed, N failed, N skipped";
                                  exit 1 if anything failed or nothing passed/failed
+                                 (see summary() for what else counts as failed)
+  tap.py manifest OUT FILE.tap...  write tests/manifest from a clean run
 
 Normalized TAP: only top-level lines `ok N desc [# SKIP|TODO why]` and
 `not ok N desc ...` count. `not ok ... # TODO` counts as skipped. Missing points
@@ -14,6 +17,7 @@ non-zero exit other than 4 (kselftest's KSFT_SKIP) with no failing point each
 add one failing point. Output with no TAP at all counts as one point from the
 exit status: 0 pass, 4 skip, else fail.
 """
+import os
 import re
 import sys
 
@@ -166,29 +170,138 @@ def gotest(rc, path):
     out.emit()
 
 
-def summary(files):
+def read_tap(path):
+    """Counts of one normalized TAP file, the descriptions of its failures, and
+    whether it is a result at all: a plan 1..N with N > 0 and exactly N points.
+    An empty or truncated file (a normalizer that crashed, a guest that died
+    while writing) is not."""
+    c = {'pass': 0, 'fail': 0, 'skip': 0}
+    failed = []
+    plan = None
+    try:
+        f = open(path, errors='replace')
+    except OSError:
+        return c, failed, False
+    with f:
+        for line in f:
+            line = line.rstrip('\n')
+            m = PLAN.match(line)
+            if m and plan is None:
+                plan = int(m.group(1))
+                continue
+            m = RESULT.match(line)
+            if m:
+                kind, desc, _ = classify(m.group(1), m.group(3))
+                c[kind] += 1
+                if kind == 'fail':
+                    failed.append(desc.strip())
+    points = sum(c.values())
+    return c, failed, plan is not None and plan == points and points > 0
+
+
+def read_names(path):
+    """One suite name a line; blank lines and # comments ignored."""
+    if not path:
+        return None
+    with open(path) as f:
+        return [l.split()[0] for l in f if l.strip() and not l.lstrip().startswith('#')]
+
+
+def read_manifest(path):
+    """tests/manifest: "SUITE POINTS SKIPS" a line: how many points the suite
+    reported in the last committed full run, and how many of them may be skips."""
+    m = {}
+    if not path:
+        return None
+    if not os.path.exists(path):
+        return m    # every suite then fails as unknown: a manifest is not optional
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip() or line.lstrip().startswith('#'):
+                continue
+            parts = line.split()
+            if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
+                sys.exit(f'tap.py: {path}:{n}: want "SUITE POINTS SKIPS", got {line.strip()!r}')
+            m[parts[0]] = (int(parts[1]), int(parts[2]))
+    return m
+
+
+# One-point results the runner writes itself when a build or the VM failed:
+# failures already, never in the manifest.
+HARNESS_RESULT = re.compile(r'^(build-.*|vm)$')
+
+
+def suite_name(path):
+    return path.rsplit('/', 1)[-1].rsplit('.tap', 1)[0]
+
+
+def summary(files, expected=None, tree=None, manifest=None, name_filter='.'):
+    """Per-suite counts and the closing line. Beyond the points the suites
+    reported, each of these is one more failed point: a .tap that is empty or
+    unparseable; a suite in the expected list (what this run was to run) with
+    no .tap; with a manifest, a suite that reported fewer points or more skips
+    than the manifest records, a suite the manifest does not know, and a
+    manifest suite the test tree (matching the filter) no longer has."""
     tot = {'pass': 0, 'fail': 0, 'skip': 0}
     failed = []
+    ran = {}
     for path in files:
-        c = {'pass': 0, 'fail': 0, 'skip': 0}
-        with open(path, errors='replace') as f:
-            for line in f:
-                m = RESULT.match(line.rstrip('\n'))
-                if m:
-                    kind, desc, _ = classify(m.group(1), m.group(3))
-                    c[kind] += 1
-                    if kind == 'fail':
-                        failed.append(desc.strip())
-        name = path.rsplit('/', 1)[-1].rsplit('.tap', 1)[0]
+        name = suite_name(path)
+        c, f, valid = read_tap(path)
+        if not valid:
+            c['fail'] += 1
+            f.append(f'{name}: no result (empty or unparseable TAP in {path})')
+        ran[name] = c
+        failed += f
         print(f'  {name:48s} {c["pass"]:4d} passed {c["fail"]:4d} failed {c["skip"]:4d} skipped')
         for k in tot:
             tot[k] += c[k]
+    harness = []
+    for name in expected or []:
+        if name not in ran:
+            harness.append(f'{name}: produced no result')
+    if manifest is not None:
+        for name, c in sorted(ran.items()):
+            if name not in manifest:
+                if not HARNESS_RESULT.match(name):
+                    harness.append(f'{name}: not in tests/manifest (a new suite: scripts/run-tests --update-manifest after a clean run)')
+                continue
+            want, skips = manifest[name]
+            got = sum(c.values())
+            if got < want:
+                harness.append(f'{name}: {got} points, tests/manifest expects {want}')
+            if c['skip'] > skips:
+                harness.append(f'{name}: {c["skip"]} skipped, tests/manifest allows {skips}')
+        if tree is not None:
+            pattern = re.compile(name_filter)
+            for name in sorted(manifest):
+                if pattern.search(name) and name not in tree:
+                    harness.append(f'{name}: in tests/manifest but not in the test tree')
+    tot['fail'] += len(harness)
+    failed += harness
     if failed:
         print('failed:')
         for d in failed:
             print(f'  {d}')
     print(f'{tot["pass"]} passed, {tot["fail"]} failed, {tot["skip"]} skipped')
     return 1 if tot['fail'] or tot['pass'] + tot['fail'] == 0 else 0
+
+
+def write_manifest(out, files):
+    """The manifest from a clean run's results: refuses a run with failures."""
+    rows = []
+    for path in files:
+        c, f, valid = read_tap(path)
+        if f or not valid:
+            sys.exit(f'tap.py: {path} has failures or no result: the manifest is made from a clean run only')
+        rows.append((suite_name(path), sum(c.values()), c['skip']))
+    with open(out, 'w') as f:
+        f.write('# Points each suite reported in the last full clean run (scripts/run-tests\n'
+                '# --update-manifest), and how many of them may be skips (README: "Skips").\n'
+                '# A run that reports fewer points, more skips, or a suite not listed fails.\n'
+                '# suite  points  skips\n')
+        for name, points, skips in sorted(rows):
+            f.write(f'{name} {points} {skips}\n')
 
 
 def main():
@@ -200,7 +313,14 @@ def main():
     elif cmd == 'gotest':
         gotest(*args)
     elif cmd == 'summary':
-        sys.exit(summary(args))
+        opts = {'--expected': None, '--tree': None, '--manifest': None, '--filter': '.'}
+        while args and args[0] in opts:
+            opts[args[0]] = args[1]
+            args = args[2:]
+        sys.exit(summary(args, read_names(opts['--expected']), read_names(opts['--tree']),
+                         read_manifest(opts['--manifest']), opts['--filter']))
+    elif cmd == 'manifest':
+        write_manifest(args[0], args[1:])
     else:
         sys.exit(f'tap.py: unknown command {cmd}')
 
