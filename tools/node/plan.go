@@ -29,16 +29,35 @@ type DiskSpec struct {
 // is MAJ:MIN or a block device path. Byte rates take B/KB/MB/GB/KiB/MiB/GiB
 // (optionally "/s").
 func ParseDisk(arg string) (DiskSpec, error) {
+	ds, err := parseDisk(arg)
+	if err != nil {
+		// one line, whatever the argument holds
+		return ds, fmt.Errorf("--disk %s: %v", printable(arg), err)
+	}
+	return ds, nil
+}
+
+// printable is s, or s quoted when it holds a control character.
+func printable(s string) string {
+	for _, c := range s {
+		if c < ' ' || c == 0x7f {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+func parseDisk(arg string) (DiskSpec, error) {
 	parts := strings.Split(arg, ",")
 	dev := parts[0]
 	ds := DiskSpec{Arg: arg}
 	if err := scaling.ValidDev(dev); err != nil {
 		var st syscall.Stat_t
 		if err := syscall.Stat(dev, &st); err != nil {
-			return ds, fmt.Errorf("--disk %s: %v", arg, err)
+			return ds, err
 		}
 		if st.Mode&syscall.S_IFMT != syscall.S_IFBLK {
-			return ds, fmt.Errorf("--disk %s: %s is not a block device", arg, dev)
+			return ds, fmt.Errorf("%s is not a block device", printable(dev))
 		}
 		rdev := uint64(st.Rdev)
 		major := (rdev>>8)&0xfff | (rdev>>32)&^0xfff
@@ -47,18 +66,23 @@ func ParseDisk(arg string) (DiskSpec, error) {
 	}
 	ds.Disk.Dev = dev
 	if len(parts) == 1 {
-		return ds, fmt.Errorf("--disk %s: give at least one of rbps=, wbps=, riops=, wiops=", arg)
+		return ds, fmt.Errorf("give at least one of rbps=, wbps=, riops=, wiops=")
 	}
+	seen := map[string]bool{}
 	for _, kv := range parts[1:] {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return ds, fmt.Errorf("--disk %s: %q is not KEY=VALUE", arg, kv)
+			return ds, fmt.Errorf("%q is not KEY=VALUE", kv)
 		}
+		if seen[k] {
+			return ds, fmt.Errorf("%s given twice", printable(k))
+		}
+		seen[k] = true
 		switch k {
 		case "rbps", "wbps":
 			b, err := scaling.ParseBytes(v)
 			if err != nil {
-				return ds, fmt.Errorf("--disk %s: %s: %v", arg, k, err)
+				return ds, fmt.Errorf("%s: %v", k, err)
 			}
 			if k == "rbps" {
 				ds.Disk.RBps = b.N
@@ -68,7 +92,7 @@ func ParseDisk(arg string) (DiskSpec, error) {
 		case "riops", "wiops":
 			n, err := scaling.ParseCount(v)
 			if err != nil {
-				return ds, fmt.Errorf("--disk %s: %s: %v", arg, k, err)
+				return ds, fmt.Errorf("%s: %v", k, err)
 			}
 			if k == "riops" {
 				ds.Disk.RIOPS = n
@@ -76,7 +100,7 @@ func ParseDisk(arg string) (DiskSpec, error) {
 				ds.Disk.WIOPS = n
 			}
 		default:
-			return ds, fmt.Errorf("--disk %s: unknown key %q (rbps, wbps, riops, wiops)", arg, k)
+			return ds, fmt.Errorf("unknown key %q (rbps, wbps, riops, wiops)", k)
 		}
 	}
 	return ds, nil
@@ -182,12 +206,12 @@ func MakePlan(cfg Config, online int) (*Plan, error) {
 	seen := map[string]bool{}
 	for _, d := range cfg.Disks {
 		if seen[d.Disk.Dev] {
-			return nil, fmt.Errorf("--disk %s: device %s given twice", d.Arg, d.Disk.Dev)
+			return nil, fmt.Errorf("--disk %s: device %s given twice", printable(d.Arg), d.Disk.Dev)
 		}
 		seen[d.Disk.Dev] = true
 		m, err := scaling.ScaleDisk(cfg.TDF, d.Disk)
 		if err != nil {
-			return nil, fmt.Errorf("--disk %s: %v", d.Arg, err)
+			return nil, fmt.Errorf("--disk %s: %v", printable(d.Arg), err)
 		}
 		p.IOMax = append(p.IOMax, m)
 	}
@@ -269,7 +293,7 @@ func (p *Plan) Describe(w io.Writer) {
 			p.CPU.Line(), trim(p.CPUs), trim(p.CPU.Share), p.Scale, p.CPU.PeriodUS)
 	}
 	for i, m := range p.IOMax {
-		fmt.Fprintf(w, "io.max %s (perceived %s)\n", m.Line(), p.Disks[i].Arg)
+		fmt.Fprintf(w, "io.max %s (perceived %s)\n", m.Line(), printable(p.Disks[i].Arg))
 	}
 	if !p.NoNet {
 		fmt.Fprintf(w, "node %s addr %s host %s bridge %s\n", p.Name, addrOrAuto(p.Addr), p.HostAddr, p.Bridge)

@@ -539,7 +539,9 @@ func (r *runner) run() (int, error) {
 	}
 	// The child's time namespace was created with it (clone3 CLONE_NEWTIME);
 	// it is blocked on the pipe, so setting the TDF now is before CMD runs.
-	if err := writeFile(fmt.Sprintf("/proc/%d/timens_dilation", pid), p.TDF.String()); err != nil {
+	// Decimal(), not String(): the reduced fraction of 999.999999999 has a
+	// numerator above the kernel's 10^9 for N/D (found by FuzzParseFactor)
+	if err := writeFile(fmt.Sprintf("/proc/%d/timens_dilation", pid), p.TDF.Decimal()); err != nil {
 		killChild()
 		return 1, err
 	}
