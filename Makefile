@@ -15,6 +15,8 @@ ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 BUILD := $(ROOT)/build
 KSRC := $(BUILD)/linux
 HDRS := -isystem $(BUILD)/headers/include
+# A Go toolchain that scripts/setup-host fetched (the one on PATH was too old)
+export PATH := $(if $(wildcard $(BUILD)/go/bin/go),$(BUILD)/go/bin:)$(PATH)
 
 .PHONY: all build setup kernel build-tools selftests test demo bench fidelity check-patches vm clean distclean
 

@@ -5,6 +5,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=$ROOT/build
 KSRC=$BUILD/linux
 VENV=$BUILD/venv
+# A Go toolchain that scripts/setup-host fetched (the one on PATH was too old)
+[ -x "$BUILD/go/bin/go" ] && export PATH="$BUILD/go/bin:$PATH"
 
 # Pinned versions.
 KVER=6.12.117
