@@ -143,9 +143,12 @@ func cmdCheck(args *skel.CmdArgs) error {
 			return fmt.Errorf("%s (%s): no netem root qdisc", e.name, e.dir)
 		}
 		limit, rate, d, j := e.want()
-		if q.Limit != limit || q.Rate64 != rate || int64(q.Latency) != d/1000 || int64(q.Jitter) != j/1000 {
-			return fmt.Errorf("%s (%s): netem limit %d rate %d B/s delay %dus jitter %dus, want limit %d rate %d delay %dus jitter %dus",
-				e.name, e.dir, q.Limit, q.Rate64, q.Latency, q.Jitter, limit, rate, d/1000, j/1000)
+		// netlink reads back the 32-bit delays in psched ticks of 64 ns (as
+		// replaceNetem wrote them)
+		tick := func(ns int64) uint32 { return uint32(min(ns>>6, 0xFFFFFFFF)) }
+		if q.Limit != limit || q.Rate64 != rate || q.Latency != tick(d) || q.Jitter != tick(j) {
+			return fmt.Errorf("%s (%s): netem limit %d rate %d B/s delay %dus jitter %dus, want limit %d rate %d B/s delay %dus jitter %dus",
+				e.name, e.dir, q.Limit, q.Rate64, int64(q.Latency)*64/1000, int64(q.Jitter)*64/1000, limit, rate, d/1000, j/1000)
 		}
 	}
 	return nil
