@@ -64,8 +64,9 @@ func Parse(ann map[string]string, online int) (Settings, error) {
 	s.Enabled, s.TDF = true, f
 	if c, ok := ann[KeyCPUs]; ok {
 		c = strings.TrimSpace(c)
+		// digits and one dot only: big.Rat alone would take 0x10, 0x1p4
 		r, ok := new(big.Rat).SetString(c)
-		if !ok || c == "" || strings.ContainsAny(c, "/eE") {
+		if !ok || !plainDecimal(c) {
 			return s, fmt.Errorf("annotation %s %q: expected a number such as 2 or 0.5", KeyCPUs, c)
 		}
 		cpu, warn, err := scaling.ScaleCPU(r, f, f, online, 0)
@@ -75,6 +76,13 @@ func Parse(ann map[string]string, online int) (Settings, error) {
 		s.CPU, s.Warn = &cpu, warn
 	}
 	return s, nil
+}
+
+// plainDecimal: digits with at most one dot between digits ("2", "0.5").
+func plainDecimal(s string) bool {
+	ip, fp, dot := strings.Cut(s, ".")
+	digits := func(x string) bool { return x != "" && strings.Trim(x, "0123456789") == "" }
+	return digits(ip) && (!dot || digits(fp))
 }
 
 // TimeNamespaceError is the message when the spec has no time namespace.

@@ -86,6 +86,9 @@ func FuzzParse(f *testing.F) {
 		if hasCPUs != (s.CPU != nil) {
 			t.Fatalf("cpus %q: cpu.max %v", cpus, s.CPU)
 		}
+		if c := strings.TrimSpace(cpus); s.CPU != nil && strings.Trim(strings.Replace(c, ".", "", 1), "0123456789") != "" {
+			t.Fatalf("cpus %q accepted: not a plain decimal", cpus)
+		}
 		if c := s.CPU; c != nil {
 			if c.QuotaUS < scaling.MinQuotaUS || c.PeriodUS < scaling.MinPeriodUS || c.PeriodUS > scaling.MaxPeriodUS ||
 				c.QuotaUS > uint64(n)*c.PeriodUS {

@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -47,7 +48,9 @@ func main() {
 		// the other stage's code
 		err = fmt.Errorf("unknown arguments %q (expected none, or precreate)", os.Args[1:])
 	default:
-		err = run(os.Stdin)
+		if err = checkFaultEnv(); err == nil {
+			err = run(os.Stdin)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "tdf-oci-hook: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
@@ -76,6 +79,9 @@ func run(stdin io.Reader) error {
 	raw, err := io.ReadAll(stdin)
 	if err != nil {
 		return fmt.Errorf("reading the OCI state on stdin: %v", err)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return fmt.Errorf("stdin is empty: expected the OCI state (run as a createRuntime hook; see --help)")
 	}
 	var st specs.State
 	if err := json.Unmarshal(raw, &st); err != nil {
@@ -112,15 +118,64 @@ func run(stdin io.Reader) error {
 	if st.Pid <= 0 {
 		return fmt.Errorf("the OCI state has no container pid (is the hook configured for createRuntime?)")
 	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", st.Pid)); err != nil {
+		return fmt.Errorf("the container's pid %d in the OCI state is not running", st.Pid)
+	}
 	for _, w := range s.Warn {
 		fmt.Fprintf(os.Stderr, "tdf-oci-hook: warning: %s\n", w)
+	}
+	if err := faultAfter("state"); err != nil {
+		return err
 	}
 	if s.CPU != nil {
 		if err := setCPUMax(st.Pid, s.CPU.Line()); err != nil {
 			return err
 		}
+		if err := faultAfter("cpu.max"); err != nil {
+			return err
+		}
 	}
-	return setTDF(st.Pid, s.TDF.Decimal(), s.TDF.String())
+	if err := setTDF(st.Pid, s.TDF.Decimal(), s.TDF.String()); err != nil {
+		return err
+	}
+	return faultAfter("tdf")
+}
+
+// faultEnv is for tests only (tests/vm/oci-faults.t): TDC_FAULT_AFTER=STEP
+// makes the hook fail right after STEP (state: the OCI state and config.json
+// read and checked; cpu.max: written; tdf: the factor written), STEP:kill
+// makes it SIGKILL itself there. Either way the runtime must fail the
+// container's creation and leave nothing behind. An unknown STEP is an error.
+const faultEnv = "TDC_FAULT_AFTER"
+
+var faultSteps = []string{"state", "cpu.max", "tdf"}
+
+func checkFaultEnv() error {
+	v := os.Getenv(faultEnv)
+	if v == "" {
+		return nil
+	}
+	step, mode, _ := strings.Cut(v, ":")
+	if mode == "" || mode == "kill" {
+		for _, s := range faultSteps {
+			if s == step {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("%s=%s: unknown step (%s, optionally :kill; for tests only)", faultEnv, v, strings.Join(faultSteps, ", "))
+}
+
+func faultAfter(step string) error {
+	s, mode, _ := strings.Cut(os.Getenv(faultEnv), ":")
+	if s != step {
+		return nil
+	}
+	if mode == "kill" {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+	return fmt.Errorf("fault injected after step %s (%s, for tests)", step, faultEnv)
 }
 
 func setTDF(pid int, value, want string) error {
