@@ -1,15 +1,21 @@
 #!/bin/bash
 # dilated-node's command line on the host (no root, no patched kernel needed):
 # `plan` prints the scaled parameters; bad values give one-line errors.
+# Then bad input of every kind to every subcommand (missing and unknown
+# flags, NaN, Inf, hex, exponents, huge numbers, stray arguments, an unknown
+# ...): exit 2, exactly one line on stderr naming the problem, nothing
+# on stdout, no Go panic trace, no usage dump. Only --help prints the usage.
+# Nothing here changes the host: every case fails before `run` or `cleanup`
+# would touch anything.
 ROOT=${TDC_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 DN=$ROOT/tools/bin/dilated-node
 export DILATED_NODE_PROFILES=$ROOT/netem-profiles
-N=12; n=0
+N=48; n=0
 echo "TAP version 13"; echo "1..$N"
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | sed 's/^/# /' | head -10; }
 if [ ! -x "$DN" ]; then
-	while [ $n -lt $N ]; do n=$((n + 1)); echo "ok $n - dilated-node # SKIP $DN not built (make -C tools build)"; done; exit 0
+	while [ $n -lt $N ]; do notok "dilated-node: $DN not built (make -C tools build)"; done; exit 0
 fi
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 expect() { # expect NAME WANT-LINES ARGS...: plan output contains every line
@@ -50,4 +56,52 @@ bad "TDF out of range" "TDF" --tdf 0.0001
 bad "rate x TDF beyond netem" "10gbe-dc.toml:5: .*above" --tdf 1/2 --profile 10gbe-dc
 bad "CPU share above the machine" "above" --tdf 1 --cpus 1000
 bad "io.max cannot represent 0.5 IOPS" "cannot represent" --tdf 10 --disk 8:0,riops=5
+# cli NAME REGEX ARGS...: dilated-node ARGS fails with exit 2 and one line
+cli() {
+	local name=$1 want=$2; shift 2
+	local out err rc
+	out=$("$DN" "$@" 2>"$T/err"); rc=$?; err=$(cat "$T/err")
+	if [ $rc = 2 ] && [ -z "$out" ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] && grep -Eq "^dilated-node: .*($want)" <<<"$err" &&
+		! grep -Eq '^(panic|goroutine )|usage:' <<<"$err"; then ok "$name: $err"
+	else notok "$name" "rc=$rc stdout=$out
+stderr: $err"; fi
+}
+cli "no subcommand" "no subcommand" 
+cli "unknown subcommand" 'unknown subcommand "frobnicate"' frobnicate
+cli "unknown flag (plan)" "unknown flag --bogus" plan --bogus
+cli "unknown flag (run)" "unknown flag --bogus" run --bogus -- true
+cli "unknown flag (cleanup)" "unknown flag --force" cleanup --force
+cli "flag without its value" "flag --tdf needs a value" plan --tdf
+cli "no --tdf" "--tdf is required" plan
+cli "TDF NaN" 'invalid TDF "NaN"' plan --tdf NaN
+cli "TDF Inf" 'invalid TDF "Inf"' plan --tdf Inf
+cli "TDF hex" 'invalid TDF "0x10"' plan --tdf 0x10
+cli "TDF with exponent" 'invalid TDF "1e3"' plan --tdf 1e3
+cli "TDF huge" 'invalid TDF "99999999999999999999999": must lie in' plan --tdf 99999999999999999999999
+cli "TDF ratio with a huge term" "must not exceed 10\^9" plan --tdf 10000000000/10000000
+cli "TDF negative" 'invalid TDF "-1"' plan --tdf=-1
+cli "TDF with a newline inside" 'invalid TDF "1\\n0"' plan --tdf "$(printf '1\n0')"
+cli "scale Inf" 'invalid scale "Inf"' plan --tdf 10 --scale Inf --cpus 1
+cli "cpus NaN" '--cpus "NaN"' plan --tdf 10 --cpus NaN
+cli "cpus hex (was accepted as 16)" '--cpus "0x10"' plan --tdf 10 --cpus 0x10
+cli "cpus hex float (was accepted as 16)" '--cpus "0x1p4"' plan --tdf 10 --cpus 0x1p4
+cli "cpus huge" "above the" plan --tdf 10 --cpus 99999999999999999999
+cli "cpu-period NaN" '--cpu-period "NaN": expected a duration' plan --tdf 10 --cpus 1 --cpu-period NaN
+cli "rto-min Inf" '--rto-min "Inf": invalid duration' plan --tdf 10 --rto-min=Inf
+cli "disk NaN" "--disk 8:0,rbps=NaN: rbps" plan --tdf 10 --disk 8:0,rbps=NaN
+cli "disk key twice (the first was dropped)" "rbps given twice" plan --tdf 10 --disk 8:0,rbps=1MB,rbps=2MB
+cli "disk with a newline" '--disk "/nonexistent\\n' plan --tdf 10 --disk "$(printf '/nonexistent\n,rbps=1')"
+cli "subnet garbage" '--subnet "x": expected an IPv4 network' plan --tdf 10 --subnet x
+cli "addr garbage" '--addr "1.2.3.4.5"' plan --tdf 10 --addr 1.2.3.4.5
+cli "bool flag garbage" '--no-net "maybe": expected true or false' plan --tdf 10 --no-net=maybe
+cli "name too long" "1 to 12 characters" plan --tdf 10 --name abcdefghijklm
+cli "plan with a command" "plan takes no command" plan --tdf 10 true
+cli "profile missing" "no such file|not found" plan --tdf 10 --profile /nonexistent.toml
+cli "profiles with an argument" "profiles takes no arguments" profiles dsl
+cli "check-profile without one" "check-profile needs" check-profile
+cli "cleanup with an argument" "cleanup takes no arguments" cleanup n1
+cli "cleanup bad name" 'node name "BAD!"' cleanup --name 'BAD!'
+out=$("$DN" --help 2>"$T/err"); rc=$?
+if [ $rc = 0 ] && [ ! -s "$T/err" ] && grep -q '^usage:' <<<"$out" && grep -q -- '-tdf' <<<"$out"; then ok "--help: usage on stdout, exit 0"
+else notok "--help" "rc=$rc $out $(cat "$T/err")"; fi
 exit 0

@@ -11,12 +11,14 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math/big"
 	"net/netip"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -112,8 +114,9 @@ func configFlags(fs *flag.FlagSet, run bool) func() (node.Config, error) {
 			}
 		}
 		if *cpus != "" {
+			// digits and one dot only: big.Rat alone would take 0x10, 1e3, Inf
 			r, ok := new(big.Rat).SetString(*cpus)
-			if !ok || strings.ContainsAny(*cpus, "/eE") {
+			if !ok || !plainDecimal(*cpus) {
 				return c, fmt.Errorf("--cpus %q: expected a number such as 2 or 0.5", *cpus)
 			}
 			c.CPUs = r
@@ -126,14 +129,14 @@ func configFlags(fs *flag.FlagSet, run bool) func() (node.Config, error) {
 		c.RTOMin = rto.d
 		c.Name, c.Bridge, c.NoNet, c.Quiet = *name, *bridge, *noNet, *quiet
 		if c.Subnet, err = netip.ParsePrefix(*subnet); err != nil {
-			return c, fmt.Errorf("--subnet: %v", err)
+			return c, fmt.Errorf("--subnet %q: expected an IPv4 network such as 10.213.0.0/24", *subnet)
 		}
 		if *addr != "" {
 			if c.Addr, err = netip.ParsePrefix(*addr); err != nil {
 				if a, err2 := netip.ParseAddr(*addr); err2 == nil {
 					c.Addr = netip.PrefixFrom(a, c.Subnet.Bits())
 				} else {
-					return c, fmt.Errorf("--addr: %v", err)
+					return c, fmt.Errorf("--addr %q: expected an IPv4 address such as 10.213.0.2 or 10.213.0.2/24", *addr)
 				}
 			}
 		}
@@ -158,14 +161,53 @@ func parse(fs *flag.FlagSet, args []string) {
 			fs.PrintDefaults()
 			os.Exit(0)
 		}
-		die(err)
+		die(flagError(fs.Name(), err))
 	}
+}
+
+// plainDecimal: digits with at most one dot between digits ("2", "0.5").
+func plainDecimal(s string) bool {
+	ip, fp, dot := strings.Cut(s, ".")
+	digits := func(x string) bool { return x != "" && strings.Trim(x, "0123456789") == "" }
+	return digits(ip) && (!dot || digits(fp))
+}
+
+var (
+	reUnknownFlag = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
+	reBadValue    = regexp.MustCompile(`^invalid (boolean )?value "(.*)" for (?:flag )?-+([a-z-]+): (.*)$`)
+	reNeedsArg    = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
+)
+
+// flagError turns the flag package's messages into the tool's: the flag as
+// it is written (--name), and the parser's own message when it has one.
+func flagError(sub string, err error) error {
+	msg := err.Error()
+	if m := reUnknownFlag.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("%s: unknown flag --%s (dilated-node %s --help lists them)", sub, m[1], sub)
+	}
+	if m := reNeedsArg.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("%s: flag --%s needs a value", sub, m[1])
+	}
+	if m := reBadValue.FindStringSubmatch(msg); m != nil {
+		val, name, why := m[2], m[3], m[4]
+		switch {
+		case strings.HasPrefix(why, "--"): // the parser names the flag itself
+			return errors.New(why)
+		case why == "parse error" && m[1] != "":
+			why = "expected true or false"
+		case why == "parse error" && name == "cpu-period":
+			why = "expected a duration such as 10ms"
+		case why == "parse error":
+			why = "invalid value"
+		}
+		return fmt.Errorf("--%s %q: %s", name, val, why)
+	}
+	return err
 }
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
-		os.Exit(2)
+		die(fmt.Errorf("no subcommand (plan, run, profiles, check-profile, cleanup; dilated-node --help)"))
 	}
 	sub, args := os.Args[1], os.Args[2:]
 	switch sub {
@@ -197,6 +239,9 @@ func main() {
 		}
 		os.Exit(status)
 	case "profiles":
+		if len(args) > 0 {
+			die(fmt.Errorf("profiles takes no arguments (check-profile NAME validates one)"))
+		}
 		dirs := profile.SearchDirs()
 		for _, n := range profile.List(dirs) {
 			p, err := profile.Load(n, dirs)
@@ -228,6 +273,14 @@ func main() {
 		name := fs.String("name", "", "node to clean up (default: all)")
 		bridge := fs.String("bridge", "dnbr0", "bridge to remove when unused")
 		parse(fs, args)
+		if fs.NArg() > 0 {
+			die(fmt.Errorf("cleanup takes no arguments (got %q); a node is named with --name", fs.Args()))
+		}
+		if *name != "" {
+			if err := node.ValidName(*name); err != nil {
+				die(err)
+			}
+		}
 		if err := node.Cleanup(*name, *bridge); err != nil {
 			die(err)
 		}
