@@ -65,7 +65,7 @@ func MakePlan(c *NetConf) (*Plan, error) {
 		return nil, fmt.Errorf("annotation %s: %v", KeyTDF, err)
 	}
 	if !profile.IsName(name) {
-		return nil, fmt.Errorf("annotation %s: %q is not a profile name (letters, digits, - and _; no paths)", KeyNetem, name)
+		return nil, fmt.Errorf("annotation %s: %q is not a profile name (lower-case letters, digits, dot, underscore and hyphen; no paths)", KeyNetem, name)
 	}
 	var dirs []string
 	if c.ProfileDir != "" {
