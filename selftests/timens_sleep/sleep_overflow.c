@@ -4,7 +4,7 @@
  * {LONG_MAX, 999999999}, or one so long that d * TDF does not fit in
  * ktime_t (d near KTIME_MAX, or 10^7 s at TDF 1000), or an absolute deadline
  * near KTIME_MAX, must mean "forever" (or at least: a very long time), never
- * "already expired": FOREVER_MS (300) ms of host time after the call the
+ * "already expired": FOREVER_MS (1000) ms of host time after the call the
  * task must still be blocked (state S); then it is killed.  Also 10^4 s at
  * TDF 1000 (fits, but not in a 64-bit product with a 32.32 or 24.40 fixed-point
  * factor).  Factors 1000, 10 and 0.001 (where d / 1000 fits: a long but
