@@ -12,7 +12,7 @@ check() { # check DESC EXPECTED(pass/fail/skip counts "P F S") FILE.tap
 	local p=$(($4 - $6)) f=$5 s=$6
 	if [ "$p $f $s" = "$2" ]; then echo "ok $n $1"; else echo "not ok $n $1 # got '$p $f $s' want '$2'"; sed 's/^/# /' "$3"; fi
 }
-echo "1..27"
+echo "1..29"
 
 printf 'TAP version 13\n1..3\nok 1 a\nnot ok 2 b\nok 3 c # SKIP no\n' > "$d/log"
 python3 "$TAP" normalize s 1 "$d/log" > "$d/t"; check "plain TAP" "1 1 1" "$d/t"
@@ -122,3 +122,13 @@ python3 "$TAP" manifest "$d/m" "$d/s/good.tap"; pass_if "manifest: written from 
 python3 "$TAP" summary "$d/s/good.tap" > /dev/null; r=$?
 python3 "$TAP" summary --manifest "$d/nonexistent" "$d/s/good.tap" > "$d/sum"; r2=$?
 pass_if "summary: a missing manifest file fails every suite as unknown" "$([ "$r" = 0 ] && [ "$r2" = 1 ]; echo $?)" "$(cat "$d/sum")"
+
+cat > "$d/dm" <<'K'
+[    1.000000] Linux version 6.12.117
+[    2.000000] ------------[ cut here ]------------
+[    2.000001] WARNING: CPU: 1 PID: 42 at kernel/time/namespace.c:10 f+0x1/0x2
+[    3.000000] BUG: KASAN: slab-use-after-free in timens_x+0x10/0x20
+K
+python3 "$TAP" dmesg "$d/dm" > "$d/t"; check "dmesg: a WARN and a KASAN report fail their points, the rest pass" "5 2 0" "$d/t"
+printf '[ 1.0] Linux version\n[ 2.0] io_uring: deprecated\n' > "$d/dm"
+python3 "$TAP" dmesg "$d/dm" > "$d/t"; check "dmesg: a clean log passes every point" "7 0 0" "$d/t"

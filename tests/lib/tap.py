@@ -4,6 +4,8 @@
   tap.py normalize NAME RC LOG   one suite's raw output + exit status -> TAP
   tap.py kunit [DMESG]           KUnit KTAP in dmesg -> TAP, one point per case
   tap.py gotest RC LOG           `go test -v` output -> TAP, one point per test
+  tap.py dmesg DMESG             one point per kind of kernel report (oops, WARN,
+                                 KASAN, UBSAN, lockdep, ...): fails if dmesg has one
   tap.py summary [--expected F] [--tree F] [--manifest F] [--filter RE] FILE.tap...
                                  per-suite counts, then "N passed, N failed, N skipped";
                                  exit 1 if anything failed or nothing passed/failed
@@ -170,6 +172,37 @@ def gotest(rc, path):
     out.emit()
 
 
+# The kernel's own verdict on a run: one point per kind of report, each a
+# failure if dmesg has one. The sanitizers and lockdep report only on a debug
+# kernel (kernel/config/debug.config); the rest on any.
+DMESG_CHECKS = [
+    ('no oops, panic or BUG', re.compile(
+        r'Oops|Kernel panic|general protection fault|BUG: (?!KASAN|sleeping function)')),
+    ('no WARN() splat', re.compile(r'WARNING: CPU: |-+\[ cut here \]-+')),
+    ('no KASAN report', re.compile(r'KASAN: ')),
+    ('no UBSAN report', re.compile(r'UBSAN: ')),
+    ('no lockdep report', re.compile(
+        r'possible circular locking|inconsistent lock state|possible recursive locking|'
+        r'suspicious RCU usage|bad unlock balance|lock held when returning|'
+        r'lockdep is turned off')),
+    ('no sleep in atomic context', re.compile(
+        r'sleeping function called from invalid context|scheduling while atomic')),
+    ('no hung task', re.compile(r'blocked for more than \d+ seconds')),
+]
+
+
+def dmesg(path):
+    out = Out()
+    lines = [TS.sub('', l.rstrip('\n')) for l in open(path, errors='replace')]
+    for desc, pattern in DMESG_CHECKS:
+        hits = [l for l in lines if pattern.search(l)]
+        if hits:
+            out.add('fail', f'dmesg: {desc}', f'{len(hits)} lines, first: {hits[0].strip()[:200]}')
+        else:
+            out.add('pass', f'dmesg: {desc}')
+    out.emit()
+
+
 def read_tap(path):
     """Counts of one normalized TAP file, the descriptions of its failures, and
     whether it is a result at all: a plan 1..N with N > 0 and exactly N points.
@@ -312,6 +345,8 @@ def main():
         kunit(*args)
     elif cmd == 'gotest':
         gotest(*args)
+    elif cmd == 'dmesg':
+        dmesg(*args)
     elif cmd == 'summary':
         opts = {'--expected': None, '--tree': None, '--manifest': None, '--filter': '.'}
         while args and args[0] in opts:
