@@ -45,3 +45,27 @@ vng_bin() {
 	else die "virtme-ng not found: run scripts/setup-host (creates build/venv with virtme-ng==$VNG_VERSION)"
 	fi
 }
+
+# config_survived CONFIG FRAGMENT: every line of the Kconfig fragment is in
+# the .config (a "# CONFIG_X is not set" line: X is not =y/=m/=value);
+# prints the lost lines
+config_survived() {
+	local cfg=$1 frag=$2 line sym val got bad=0
+	while IFS= read -r line; do
+		case $line in
+		CONFIG_*=*) sym=${line%%=*}; val=${line#*=} ;;
+		"# CONFIG_"*" is not set") sym=${line#\# }; sym=${sym%% *}; val=n ;;
+		*) continue ;;
+		esac
+		if [ "$val" = n ]; then
+			got=$(grep -E "^$sym=" "$cfg" || true)
+			[ -z "$got" ] && continue
+		else
+			grep -qxF "$sym=$val" "$cfg" && continue
+			got=$(grep -E "^$sym=|^# $sym is not set" "$cfg" || echo "absent")
+		fi
+		echo "config: wanted '$line', got '$got'" >&2
+		bad=1
+	done < "$frag"
+	return $bad
+}
