@@ -275,20 +275,11 @@ static void run_tdf(const struct tdf *t)
 	emitted++;
 
 	/*
-	 * 2: rates, from two bracketed snapshots. A coarse clock shares its
-	 * base clock's map but lags it by up to a tick: in the first tick
-	 * after the factor was written its readings predate the anchor and
-	 * go through the old map (the floor keeps them monotonic), so it
-	 * catches up by up to a tick of old-rate time when the next tick
-	 * comes. Start measuring after that tick, as a rate is meant.
+	 * 2: rates, from two bracketed snapshots, right after the factor
+	 * was written: coarse clocks are re-anchored at their own last
+	 * value, so they do not leap at their next tick.
 	 */
 	n = build_items(it, t->n, t->d);
-	{
-		struct timespec tick;
-
-		if (!clock_getres(CLOCK_REALTIME_COARSE, &tick))
-			sleep_ns(2 * (tick.tv_sec * NSEC_PER_SEC + tick.tv_nsec));
-	}
 	snapshot(&s, it, n, 0, TRIES);
 	sleep_ns(INTERVAL_NS);
 	snapshot(&s, it, n, 1, TRIES);

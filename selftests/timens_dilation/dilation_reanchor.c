@@ -6,7 +6,14 @@
  * ever goes backwards (per thread, hence also between a vDSO and a syscall
  * reading), while the parent rewrites the namespace's TDF ~200 times from
  * outside, cycling 0.001, 1, 7/3, 10, 1000.  Afterwards the clocks must run
- * at the rate of the last TDF written.
+ * at the rate of the last TDF written, measured from right after the write
+ * (no waiting for a tick).
+ *
+ * Coarse leap: going from TDF 1/1000 to 1000, a coarse clock must not
+ * catch up at its next tick with the old-rate time between its last tick
+ * and the change (up to a host tick times 1000, seconds): a reader thread
+ * records the largest step of each coarse clock between two readings taken
+ * after the write returned.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -35,8 +42,16 @@ struct tstat {
 	struct viol worst[NCLOCKS];
 };
 
+#define LEAP_REPS	12
+#define LEAP_WINDOW_NS	(30 * NSEC_PER_MSEC)
+/* a step of 1 ms at TDF 1000 would be a host second without a tick */
+#define LEAP_MAX_NS	NSEC_PER_MSEC
+
 struct shared {
 	volatile int stop;
+	volatile int phase;		/* 1: the factor change has been written */
+	volatile i64 step[2];		/* largest step seen in phase 1 */
+	volatile unsigned long steps[2];	/* steps recorded in phase 1 */
 	int readable[NCLOCKS];
 	struct tstat t[NTHREADS];
 };
@@ -83,7 +98,33 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-enum { OP_READERS_START = OP_EXT, OP_READERS_STOP };
+/* Records the largest step of the coarse clocks while sh->phase is 1 */
+static void *stepper(void *arg)
+{
+	static const clockid_t cc[2] = { CLOCK_MONOTONIC_COARSE, CLOCK_REALTIME_COARSE };
+	int prevph[2] = { 0, 0 }, ph, k;
+	i64 prev[2] = { 0, 0 }, v;
+
+	(void)arg;
+	while (!sh->stop) {
+		for (k = 0; k < 2; k++) {
+			ph = __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE);
+			if (vdso_cg(cc[k], &v))
+				continue;
+			if (ph == 1 && prevph[k] == 1) {
+				if (v - prev[k] > sh->step[k])
+					sh->step[k] = v - prev[k];
+				if (v != prev[k])
+					sh->steps[k]++;
+			}
+			prev[k] = v;
+			prevph[k] = ph;
+		}
+	}
+	return NULL;
+}
+
+enum { OP_READERS_START = OP_EXT, OP_READERS_STOP, OP_STEPPER_START, OP_STEPPER_STOP };
 
 static void ext(const struct req *rq, struct resp *rs)
 {
@@ -100,6 +141,15 @@ static void ext(const struct req *rq, struct resp *rs)
 		sh->stop = 1;
 		for (i = 0; i < NTHREADS; i++)
 			pthread_join(th[i], NULL);
+		break;
+	case OP_STEPPER_START:
+		sh->stop = 0;
+		if (pthread_create(&th[0], NULL, stepper, NULL))
+			rs->err = EAGAIN;
+		break;
+	case OP_STEPPER_STOP:
+		sh->stop = 1;
+		pthread_join(th[0], NULL);
 		break;
 	}
 }
@@ -152,7 +202,50 @@ static void rate_after(struct srv *s, const char *t, i64 n, i64 d, const char *w
 			 t, when);
 }
 
-#define NPOINTS	(2 + NCLOCKS + 3)
+/*
+ * 1/1000 -> 1000, LEAP_REPS times: no coarse clock may step by more than
+ * LEAP_MAX_NS after the change (a tick at TDF 1000 is a few us).
+ */
+static void coarse_leap(struct srv *s)
+{
+	static const char * const name[2] = { "CLOCK_MONOTONIC_COARSE", "CLOCK_REALTIME_COARSE" };
+	i64 worst[2] = { 0, 0 };
+	unsigned long steps[2] = { 0, 0 };
+	int rep, k, bad[2] = { 0, 0 }, werr = 0;
+	struct resp rs;
+
+	if (srv_call(s, OP_STEPPER_START, 0, &rs) || rs.err) {
+		ksft_test_result_fail("no coarse clock leaps going from TDF 1/1000 to 1000: cannot start the reader\n");
+		return;
+	}
+	for (rep = 0; rep < LEAP_REPS; rep++) {
+		__atomic_store_n(&sh->phase, 0, __ATOMIC_RELEASE);
+		werr |= dil_write(s->pid, "0.001");
+		/* at least a few ticks at 1/1000, and a random phase to the tick */
+		sleep_ns(10 * NSEC_PER_MSEC + rep * 317 * NSEC_PER_USEC);
+		sh->step[0] = sh->step[1] = 0;
+		sh->steps[0] = sh->steps[1] = 0;
+		werr |= dil_write(s->pid, "1000");
+		__atomic_store_n(&sh->phase, 1, __ATOMIC_RELEASE);
+		sleep_ns(LEAP_WINDOW_NS);
+		__atomic_store_n(&sh->phase, 2, __ATOMIC_RELEASE);
+		sleep_ns(NSEC_PER_MSEC);
+		for (k = 0; k < 2; k++) {
+			steps[k] += sh->steps[k];
+			if (sh->step[k] > worst[k])
+				worst[k] = sh->step[k];
+			bad[k] += sh->step[k] > LEAP_MAX_NS;
+		}
+	}
+	srv_call(s, OP_STEPPER_STOP, 0, &rs);
+	for (k = 0; k < 2; k++)
+		ksft_print_msg("%s after 1/1000 -> 1000: %d of %d changes leapt, largest step %lld ns (bound %lld), %lu steps seen\n",
+			       name[k], bad[k], LEAP_REPS, worst[k], LEAP_MAX_NS, steps[k]);
+	ksft_test_result(!werr && !bad[0] && !bad[1] && steps[0] && steps[1],
+			 "no coarse clock leaps going from TDF 1/1000 to 1000 (%d changes)\n", LEAP_REPS);
+}
+
+#define NPOINTS	(2 + NCLOCKS + 3 + 1)
 
 int main(void)
 {
@@ -255,6 +348,7 @@ int main(void)
 	rate_after(&s, "7/3", 7, 3, "after the storm");
 	rate_after(&s, "0.001", 1, 1000, "after the storm");
 	rate_after(&s, "1000", 1000, 1, "after the storm");
+	coarse_leap(&s);
 
 	srv_stop(&s);
 	ksft_finished();

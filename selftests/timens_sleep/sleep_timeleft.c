@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The time left of an armed timer is never reported as 0 (POSIX): at TDF
+ * 1000 a host time left below 1 us is below 1 ns of namespace time, and a
+ * conversion that rounds down reports 0; getitimer() reports microseconds,
+ * so there the clamp to 1 us must come after the scaling. A periodic timer
+ * with a 1 us interval (1 ms of host time) is read in a tight loop for
+ * ~300 ms of host time:
+ *  - timer_gettime() of a SIGEV_NONE timer, which is forwarded on every
+ *    read: every reading must lie in (0, interval + 1 ns];
+ *  - getitimer(ITIMER_REAL), SIGALRM caught: the timer is re-armed when
+ *    the signal is delivered, so between its expiry and the delivery
+ *    upstream reports 0 (a window of a few us in a tight loop); every other
+ *    reading must be 1 us. Before the fix every reading was 0.
+ * The largest reading must come near the interval (a factor 2 off shows).
+ * timerfd_gettime() goes through the same conversion, but reports 0 from
+ * the timer's expiry until its hrtimer callback runs, a window of up to a
+ * host tick in a VM, which hides the rounding: not checked here.
+ */
+#define _GNU_SOURCE
+#include <sys/timerfd.h>
+#include "timens_sleep.h"
+
+#define IV_NS		1000LL		/* 1 us of namespace time: 1 ms of host time */
+#define SPIN_NS		(300 * NS_US)	/* namespace time: 300 ms of host time */
+
+struct counts {
+	long reads, zeros, above;
+	i64 min, max;
+};
+
+static void count(struct counts *k, i64 v, i64 hi)
+{
+	if (!k->reads++ || v < k->min)
+		k->min = v;
+	if (v <= 0)
+		k->zeros++;
+	if (v > hi)
+		k->above++;
+	if (v > k->max)
+		k->max = v;
+}
+
+static void child(int wfd)
+{
+	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
+	struct itimerspec its = { { 0, IV_NS }, { 0, IV_NS } }, cur;
+	struct itimerval itv = { { 0, 1 }, { 0, 1 } }, icur;
+	struct counts k[2];
+	sigset_t set;
+	timer_t t;
+	i64 t0;
+	int fd;
+
+	memset(k, 0, sizeof(k));
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+
+	if (!timer_create(CLOCK_MONOTONIC, &sev, &t) && !timer_settime(t, 0, &its, NULL)) {
+		for (t0 = now_ns(CLOCK_MONOTONIC); now_ns(CLOCK_MONOTONIC) - t0 < SPIN_NS;)
+			if (!timer_gettime(t, &cur))
+				count(&k[0], ts_ns(&cur.it_value), IV_NS + 1);
+		timer_delete(t);
+	}
+	fd = -1;
+	(void)fd;
+	signal(SIGALRM, sig_noop);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	if (!setitimer(ITIMER_REAL, &itv, NULL)) {
+		for (t0 = now_ns(CLOCK_MONOTONIC); now_ns(CLOCK_MONOTONIC) - t0 < SPIN_NS;)
+			if (!getitimer(ITIMER_REAL, &icur))
+				count(&k[1], tv_ns(&icur.it_value), NS_US);
+		memset(&itv, 0, sizeof(itv));
+		setitimer(ITIMER_REAL, &itv, NULL);
+	}
+	if (write(wfd, k, sizeof(k)) != sizeof(k))
+		_exit(1);
+	_exit(0);
+}
+
+int main(void)
+{
+	static const char * const what[2] = {
+		"timer_gettime (SIGEV_NONE, 1 us interval)",
+		"getitimer ITIMER_REAL (1 us interval, SIGALRM caught)",
+	};
+	struct counts k[2];
+	int p[2], i, ok, err;
+	pid_t pid;
+
+	ts_init(2);
+	err = set_tdf(&TDF_1000);
+	if (err)
+		ksft_exit_fail_msg("writing 1000 to /proc/self/timens_dilation: %s\n", strerror(-err));
+	if (pipe(p))
+		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+	if (!pid)
+		child(p[1]);
+	close(p[1]);
+	if (read_full(p[0], k, sizeof(k)))
+		ksft_exit_fail_msg("the child died\n");
+	waitpid(pid, NULL, 0);
+
+	for (i = 0; i < 2; i++) {
+		i64 hi = i ? NS_US : IV_NS + 1;
+
+		ksft_print_msg("%s at TDF 1000: %ld readings, %ld zero, %ld above %lld ns; min %lld ns, max %lld ns\n",
+			       what[i], k[i].reads, k[i].zeros, k[i].above, hi, k[i].min, k[i].max);
+		/*
+		 * ~300 readings per host ms: the largest is near the interval.
+		 * getitimer: zeros only between expiry and delivery, < 5%.
+		 */
+		ok = k[i].reads >= 1000 && !k[i].above &&
+		     (i ? k[i].zeros * 20 < k[i].reads : !k[i].zeros) &&
+		     k[i].max > (i ? NS_US - 1 : IV_NS * 3 / 4);
+		ksft_test_result(ok, "%s: an armed timer does not report 0 time left at TDF 1000\n", what[i]);
+	}
+	ksft_finished();
+}
