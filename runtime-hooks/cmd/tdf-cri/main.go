@@ -7,7 +7,9 @@
 //	  version                        runtime name and version
 //	  runp [-r HANDLER] POD.json     RunPodSandbox, prints the pod id
 //	  create POD CTR.json POD.json   CreateContainer, prints the container id
-//	  start|stop|rm ID               StartContainer, StopContainer (10 s), RemoveContainer
+//	  start|rm ID                    StartContainer, RemoveContainer
+//	  stop ID [SECS]                 StopContainer: SIGTERM, SIGKILL after SECS (30, the
+//	                                 kubelet's default grace period)
 //	  stopp|rmp POD                  StopPodSandbox, RemovePodSandbox
 //	  pid ID                         the container's pid (verbose status)
 //	  state ID                       the container's state and exit code
@@ -123,7 +125,20 @@ func run(ctx context.Context, rt cri.RuntimeServiceClient, img cri.ImageServiceC
 			return err
 		}
 		fmt.Println(r.ContainerId)
-	case "start", "stop", "rm", "stopp", "rmp", "pid", "state", "inspectp", "image":
+	case "stop":
+		secs := int64(30)
+		if len(args) == 2 {
+			if _, err := fmt.Sscan(args[1], &secs); err != nil {
+				return fmt.Errorf("stop ID [SECS]: %v", err)
+			}
+			args = args[:1]
+		}
+		if err := need(args, 1, "stop ID [SECS]"); err != nil {
+			return err
+		}
+		_, err := rt.StopContainer(ctx, &cri.StopContainerRequest{ContainerId: args[0], Timeout: secs})
+		return err
+	case "start", "rm", "stopp", "rmp", "pid", "state", "inspectp", "image":
 		if err := need(args, 1, cmd+" ID"); err != nil {
 			return err
 		}
@@ -155,8 +170,6 @@ func one(ctx context.Context, rt cri.RuntimeServiceClient, img cri.ImageServiceC
 	switch cmd {
 	case "start":
 		_, err = rt.StartContainer(ctx, &cri.StartContainerRequest{ContainerId: id})
-	case "stop":
-		_, err = rt.StopContainer(ctx, &cri.StopContainerRequest{ContainerId: id, Timeout: 10})
 	case "rm":
 		_, err = rt.RemoveContainer(ctx, &cri.RemoveContainerRequest{ContainerId: id})
 	case "stopp":
