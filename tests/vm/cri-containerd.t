@@ -181,6 +181,15 @@ leftovers() {
 	find "$T/ipam" -type f ! -name 'last_reserved_ip*' ! -name lock 2>/dev/null
 	return 0
 }
+# shims (they name our socket) still running after up to 20 s
+shims_left() {
+	local _
+	for _ in $(seq 1 40); do
+		pgrep -f -- "-address $SOCK" >/dev/null || return 0
+		sleep 0.5
+	done
+	pgrep -af -- "-address $SOCK"
+}
 
 # 3-9: the dilated pod
 podjson tdf-pod uid-tdf-1 "{\"$KEY\": \"10\", \"$NKEY\": \"dsl\"}" >"$T/pod.json"
@@ -324,9 +333,9 @@ rmstep() {
 rmstep stop "$C1" && rmstep rm "$C1" && rmstep stop "$C2" && rmstep rm "$C2" &&
 	rmstep stopp "$POD" && rmstep rmp "$POD" && rmstep stopp "$POD2" && rmstep rmp "$POD2"
 rc=$?
-left=$(leftovers)
+left=$(leftovers; shims_left)
 if [ $rc -eq 0 ] && [ -z "$left" ]; then
-	ok "stop and remove both pods: no container, runc state, cgroup, veth, netem, netns or IP left"
+	ok "stop and remove both pods: no container, shim, runc state, cgroup, veth, netem, netns or IP left"
 else
 	notok "removing the pods leaves nothing" "rc $rc
 left: $left"
