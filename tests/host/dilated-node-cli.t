@@ -3,14 +3,14 @@
 # `plan` prints the scaled parameters; bad values give one-line errors.
 # Then bad input of every kind to every subcommand (missing and unknown
 # flags, NaN, Inf, hex, exponents, huge numbers, stray arguments, an unknown
-# ...): exit 2, exactly one line on stderr naming the problem, nothing
+# fault step): exit 2, exactly one line on stderr naming the problem, nothing
 # on stdout, no Go panic trace, no usage dump. Only --help prints the usage.
 # Nothing here changes the host: every case fails before `run` or `cleanup`
 # would touch anything.
 ROOT=${TDC_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 DN=$ROOT/tools/bin/dilated-node
 export DILATED_NODE_PROFILES=$ROOT/netem-profiles
-N=48; n=0
+N=49; n=0
 echo "TAP version 13"; echo "1..$N"
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | sed 's/^/# /' | head -10; }
@@ -101,6 +101,9 @@ cli "profiles with an argument" "profiles takes no arguments" profiles dsl
 cli "check-profile without one" "check-profile needs" check-profile
 cli "cleanup with an argument" "cleanup takes no arguments" cleanup n1
 cli "cleanup bad name" 'node name "BAD!"' cleanup --name 'BAD!'
+out=$(TDC_FAULT_AFTER=nosuchstep "$DN" run --tdf 10 --name x -- true 2>&1); rc=$?
+if [ $rc = 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && grep -q 'TDC_FAULT_AFTER=nosuchstep: unknown step' <<<"$out"; then ok "unknown fault step: $out"
+else notok "unknown fault step" "rc=$rc $out"; fi
 out=$("$DN" --help 2>"$T/err"); rc=$?
 if [ $rc = 0 ] && [ ! -s "$T/err" ] && grep -q '^usage:' <<<"$out" && grep -q -- '-tdf' <<<"$out"; then ok "--help: usage on stdout, exit 0"
 else notok "--help" "rc=$rc $out $(cat "$T/err")"; fi

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -45,6 +46,9 @@ type runner struct {
 	logf   func(string, ...any)
 	cgRoot string
 	cgDir  string
+	rec    *record
+	// references to the node's namespaces, closed last in the teardown
+	nsFiles []*os.File
 }
 
 func (r *runner) push(what string, fn func() error) { r.undos = append(r.undos, undo{what, fn}) }
@@ -220,13 +224,24 @@ func (r *runner) setupCgroup() (*os.File, error) {
 	}
 	dir := r.cgDir
 	r.push("cgroup "+dir, func() error { return removeCgroup(dir) })
+	if err := faultAfter("cgroup"); err != nil {
+		return nil, err
+	}
 	if p.CPU != nil {
 		if err := writeFile(filepath.Join(dir, "cpu.max"), p.CPU.Line()); err != nil {
+			return nil, err
+		}
+		if err := faultAfter("cpu.max"); err != nil {
 			return nil, err
 		}
 	}
 	for _, m := range p.IOMax {
 		if err := writeFile(filepath.Join(dir, "io.max"), m.Line()); err != nil {
+			return nil, err
+		}
+	}
+	if len(p.IOMax) > 0 {
+		if err := faultAfter("io.max"); err != nil {
 			return nil, err
 		}
 	}
@@ -283,6 +298,9 @@ func (r *runner) setupHostNet() (peer string, err error) {
 			return "", fmt.Errorf("address %s on %s: %v", p.HostAddr, p.Bridge, err)
 		}
 	}
+	if err := faultAfter("bridge"); err != nil {
+		return "", err
+	}
 	if !p.Addr.IsValid() {
 		a, err := r.pickAddr(br)
 		if err != nil {
@@ -322,6 +340,9 @@ func (r *runner) setupHostNet() (peer string, err error) {
 	if err := netlink.LinkSetMaster(host, br); err != nil {
 		return "", err
 	}
+	if err := faultAfter("veth"); err != nil {
+		return "", err
+	}
 	if p.Down != nil {
 		s, err := nl.GetNetlinkSocketAt(netns.None(), netns.None(), unix.NETLINK_ROUTE)
 		if err != nil {
@@ -331,6 +352,9 @@ func (r *runner) setupHostNet() (peer string, err error) {
 		s.Close()
 		if err != nil {
 			return "", fmt.Errorf("netem on %s: %v (is sch_netem available?)", p.HostIf, err)
+		}
+		if err := faultAfter("qdisc-down"); err != nil {
+			return "", err
 		}
 	}
 	if err := netlink.LinkSetUp(host); err != nil {
@@ -416,9 +440,15 @@ func (r *runner) setupNodeNet(peer string, pid int) error {
 	if err := h.LinkSetName(l, p.NodeIf); err != nil {
 		return err
 	}
+	if err := faultAfter("veth-move"); err != nil {
+		return err
+	}
 	_ = h.LinkSetGSOMaxSegs(l, 1)
 	if err := h.AddrAdd(l, &netlink.Addr{IPNet: prefixToIPNet(p.Addr)}); err != nil {
 		return fmt.Errorf("address %s in node: %v", p.Addr, err)
+	}
+	if err := faultAfter("address"); err != nil {
+		return err
 	}
 	if p.Up != nil {
 		s, err := nl.GetNetlinkSocketAt(ns, netns.None(), unix.NETLINK_ROUTE)
@@ -429,6 +459,9 @@ func (r *runner) setupNodeNet(peer string, pid int) error {
 		s.Close()
 		if err != nil {
 			return fmt.Errorf("netem on %s in node: %v (is sch_netem available?)", p.NodeIf, err)
+		}
+		if err := faultAfter("qdisc-up"); err != nil {
+			return err
 		}
 	}
 	if err := h.LinkSetUp(l); err != nil {
@@ -448,7 +481,7 @@ func (r *runner) setupNodeNet(peer string, pid int) error {
 		RtoMin: rto, RtoMinLock: rto > 0}); err != nil {
 		return fmt.Errorf("default route in node: %v", err)
 	}
-	return nil
+	return faultAfter("route")
 }
 
 // Run runs the plan's command as a dilated node and returns its exit status.
@@ -464,11 +497,34 @@ func Run(p *Plan) (status int, err error) {
 	}
 	signal.Notify(r.sigc, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(r.sigc)
+	if err := checkFaultEnv(); err != nil {
+		return 1, err
+	}
 	if err := r.preflight(); err != nil {
 		return 1, err
 	}
+	// The record names everything the node may create, before it exists;
+	// it goes when the teardown succeeded (else cleanup can finish it).
+	r.rec = &record{Name: p.Name, Pid: os.Getpid(), PidStart: startTime(os.Getpid()), CgDir: r.cgDir,
+		StartedAt: time.Now().UTC().Format(time.RFC3339)}
+	if !p.NoNet {
+		r.rec.HostIf, r.rec.Bridge = p.HostIf, p.Bridge
+	}
+	if old, err := os.ReadFile(recordPath(p.Name)); err == nil {
+		return 1, fmt.Errorf("node %q has a record (%s): running, or killed? (dilated-node cleanup --name %s)",
+			p.Name, strings.TrimSpace(string(old)), p.Name)
+	}
+	if err := r.rec.save(); err != nil {
+		return 1, err
+	}
 	defer func() {
-		if terr := r.teardown(); terr != nil {
+		terr := r.teardown()
+		if terr == nil {
+			if rerr := os.Remove(recordPath(p.Name)); rerr != nil && !os.IsNotExist(rerr) {
+				terr = rerr
+			}
+		}
+		if terr != nil {
 			if err == nil {
 				err = terr
 			} else {
@@ -476,12 +532,21 @@ func Run(p *Plan) (status int, err error) {
 			}
 		}
 	}()
+	if err := faultAfter("record"); err != nil {
+		return 1, err
+	}
 	status, err = r.run()
 	return status, err
 }
 
 func (r *runner) run() (int, error) {
 	p := r.p
+	r.push("namespace references", func() error {
+		for _, f := range r.nsFiles {
+			f.Close()
+		}
+		return nil
+	})
 	var cgFile *os.File
 	var err error
 	if p.CPU != nil || len(p.IOMax) > 0 {
@@ -537,6 +602,35 @@ func (r *runner) run() (int, error) {
 		_ = cmd.Process.Kill()
 		_, _ = cmd.Process.Wait()
 	}
+	// Record the child's namespaces before anything can run in them: the
+	// teardown, or cleanup after a SIGKILL, kills whatever is left there.
+	spid := strconv.Itoa(pid)
+	if id, ok := nsOf(spid, "net"); ok && !p.NoNet {
+		r.rec.NetNS = &id
+	}
+	if id, ok := nsOf(spid, "time"); ok {
+		if own, _ := nsOf("self", "time"); id != own {
+			r.rec.TimeNS = &id
+		}
+	}
+	r.rec.Child, r.rec.TDF = pid, p.TDF.String()
+	if err := r.rec.save(); err != nil {
+		killChild()
+		return 1, err
+	}
+	// Hold the namespaces until the teardown, so that their numbers cannot
+	// be given to new namespaces before the teardown has looked for them.
+	for _, kind := range []string{"net", "time"} {
+		if f, err := os.Open("/proc/" + spid + "/ns/" + kind); err == nil {
+			r.nsFiles = append(r.nsFiles, f)
+		}
+	}
+	netNS, timeNS, tdf := r.rec.NetNS, r.rec.TimeNS, r.rec.TDF
+	r.push("processes of the node", func() error { return killNodeProcs(netNS, timeNS, tdf, nil) })
+	if err := faultAfter("netns"); err != nil {
+		killChild()
+		return 1, err
+	}
 	// The child's time namespace was created with it (clone3 CLONE_NEWTIME);
 	// it is blocked on the pipe, so setting the TDF now is before CMD runs.
 	// Decimal(), not String(): the reduced fraction of 999.999999999 has a
@@ -548,6 +642,10 @@ func (r *runner) run() (int, error) {
 	if got := readTrim(fmt.Sprintf("/proc/%d/timens_dilation", pid)); got != p.TDF.String() {
 		killChild()
 		return 1, fmt.Errorf("timens_dilation reads %q after writing %s", got, p.TDF)
+	}
+	if err := faultAfter("tdf"); err != nil {
+		killChild()
+		return 1, err
 	}
 	if !p.NoNet {
 		if err := r.setupNodeNet(peer, pid); err != nil {
@@ -572,6 +670,10 @@ func (r *runner) run() (int, error) {
 		return 1, err
 	}
 	syncW.Close()
+	if err := faultAfter("running"); err != nil {
+		killChild()
+		return 1, err
+	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var killTimer <-chan time.Time
@@ -635,18 +737,55 @@ func ExecMain(args []string) {
 	os.Exit(126)
 }
 
-// Cleanup removes what a node that was killed with SIGKILL left behind:
-// its veth (when the node's processes are gone), its cgroup (killing what
-// is left in it), the shared bridge when unused. name "" cleans every node.
+// Cleanup removes what nodes killed with SIGKILL left behind: for each
+// record in RunDir whose dilated-node is gone (only NAME's, if name is not
+// ""), the processes in the node's namespaces, its veth, its cgroup (killing
+// what is left in it) and the shared bridge when unused, then the record.
+// Then anything marked as a node's (links with the alias marker, cgroups
+// under dilated-node/) that no running node owns. A running node is left
+// alone; naming one is an error.
 func Cleanup(name, bridge string) error {
 	var errs []error
+	recs, rerrs := loadRecords()
+	errs = append(errs, rerrs...)
+	live := map[string]bool{}
+	exclude := map[nsID]bool{}
+	for _, rec := range recs {
+		if rec.alive() {
+			for _, id := range []*nsID{rec.NetNS, rec.TimeNS} {
+				if id != nil {
+					exclude[*id] = true
+				}
+			}
+		}
+	}
+	for _, rec := range recs {
+		if name != "" && rec.Name != name {
+			continue
+		}
+		if rec.alive() {
+			live[rec.Name] = true
+			if name != "" {
+				return fmt.Errorf("node %q is running (pid %d); stop it instead", name, rec.Pid)
+			}
+			continue
+		}
+		if err := cleanRecord(rec, exclude); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: %v", rec.Name, err))
+		}
+	}
+	for _, rec := range recs {
+		if rec.alive() {
+			live[rec.Name] = true
+		}
+	}
 	links, _ := netlink.LinkList()
 	for _, l := range links {
 		a := l.Attrs()
-		if strings.HasPrefix(a.Alias, aliasMark+" ") && strings.HasPrefix(a.Name, "dn-") &&
-			(name == "" || a.Name == HostIfName(name)) {
-			if err := netlink.LinkDel(l); err != nil {
-				errs = append(errs, fmt.Errorf("delete %s: %v", a.Name, err))
+		n, isNode := strings.CutPrefix(a.Name, "dn-")
+		if strings.HasPrefix(a.Alias, aliasMark+" ") && isNode && !live[n] && (name == "" || n == name) {
+			if err := delLink(a.Name); err != nil {
+				errs = append(errs, err)
 			}
 		}
 	}
@@ -654,7 +793,7 @@ func Cleanup(name, bridge string) error {
 		parent := filepath.Join(root, CgroupParent)
 		ents, _ := os.ReadDir(parent)
 		for _, e := range ents {
-			if e.IsDir() && (name == "" || e.Name() == CgroupName(name)) {
+			if e.IsDir() && !live[e.Name()] && (name == "" || e.Name() == CgroupName(name)) {
 				if err := removeCgroup(filepath.Join(parent, e.Name())); err != nil {
 					errs = append(errs, err)
 				}
