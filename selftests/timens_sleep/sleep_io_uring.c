@@ -112,7 +112,7 @@ static int ring_or_skip(struct ctx *c, struct ring *r)
 	return ret;
 }
 
-enum { U_TIMEOUT, U_LINK_TIMEOUT, U_ENTER_WAIT };
+enum { U_TIMEOUT, U_LINK_TIMEOUT, U_ENTER_WAIT, U_ENTER_ABS, U_ENTER_MINWAIT };
 
 /* arg: what, and for U_TIMEOUT the timeout_flags << 8 */
 static void do_uring(struct ctx *c)
@@ -132,13 +132,17 @@ static void do_uring(struct ctx *c)
 		cskip(c, "no IORING_FEAT_EXT_ARG");
 		return;
 	}
+	if ((how == U_ENTER_ABS || how == U_ENTER_MINWAIT) && !(r.features & IORING_FEAT_MIN_TIMEOUT)) {
+		cskip(c, "no IORING_FEAT_MIN_TIMEOUT (IORING_ENTER_ABS_TIMER, min_wait_usec)");
+		return;
+	}
 	if (how == U_LINK_TIMEOUT && pipe(pfd)) {
 		cfail(c, "pipe: %s", strerror(errno));
 		return;
 	}
 
 	begin(c);
-	if (tflags & IORING_TIMEOUT_ABS) {
+	if ((tflags & IORING_TIMEOUT_ABS) || how == U_ENTER_ABS) {
 		deadline = now_ns(c->clk) + c->d;
 		kts.tv_sec = deadline / NS_S;
 		kts.tv_nsec = deadline % NS_S;
@@ -179,6 +183,34 @@ static void do_uring(struct ctx *c)
 		};
 
 		ret = enter(&r, 0, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &ga, sizeof(ga));
+		break;
+	}
+	case U_ENTER_ABS: {
+		/* the deadline is on the ring's clock, CLOCK_MONOTONIC */
+		struct io_uring_getevents_arg ga = {
+			.sigmask = 0, .sigmask_sz = _NSIG / 8, .ts = (uintptr_t)&kts,
+		};
+
+		ret = enter(&r, 0, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG |
+			    IORING_ENTER_ABS_TIMER, &ga, sizeof(ga));
+		break;
+	}
+	case U_ENTER_MINWAIT: {
+		/*
+		 * One NOP completes at once; waiting for two, the wait ends
+		 * when min_wait_usec (d) has passed with one completion
+		 * there, long before the 1000 s timeout.
+		 */
+		struct __kernel_timespec far = { 1000, 0 };
+		struct io_uring_getevents_arg ga = {
+			.sigmask = 0, .sigmask_sz = _NSIG / 8, .ts = (uintptr_t)&far,
+			.min_wait_usec = c->d / NS_US,
+		};
+
+		sqe = get_sqe(&r);
+		sqe->opcode = IORING_OP_NOP;
+		sqe->user_data = 1;
+		ret = enter(&r, 1, 2, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &ga, sizeof(ga));
 		break;
 	}
 	}
@@ -224,9 +256,16 @@ static void do_uring(struct ctx *c)
 		break;
 	}
 	case U_ENTER_WAIT:
+	case U_ENTER_ABS:
 		if (ret != -ETIME)
 			cfail(c, "io_uring_enter returned %d (%s), expected -ETIME", ret,
 			      ret < 0 ? strerror(-ret) : "completions?");
+		break;
+	case U_ENTER_MINWAIT:
+		if (ret < 0)
+			cfail(c, "io_uring_enter: %s", strerror(-ret));
+		else if (!pop_cqe(&r, &cqe[0]))
+			cfail(c, "no completion of the NOP");
 		break;
 	}
 	if (deadline && c->r->t1 < deadline)
@@ -251,6 +290,10 @@ static const struct tcase c10[] = {
 	   .arg = U_TIMEOUT | TFL(IORING_TIMEOUT_ABS | IORING_TIMEOUT_BOOTTIME)),
 	TC("IORING_OP_LINK_TIMEOUT 30ms on a read of an empty pipe", do_uring, D10, MONO, .arg = U_LINK_TIMEOUT),
 	TC("io_uring_enter IORING_ENTER_EXT_ARG wait 30ms", do_uring, D10, MONO, .arg = U_ENTER_WAIT),
+	TC("io_uring_enter IORING_ENTER_ABS_TIMER CLOCK_MONOTONIC now+30ms", do_uring, D10, MONO,
+	   .arg = U_ENTER_ABS),
+	TC("io_uring_enter min_wait_usec 30ms, one of two completions", do_uring, D10, MONO,
+	   .arg = U_ENTER_MINWAIT),
 };
 
 static const struct tcase c1[] = {
