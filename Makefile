@@ -3,6 +3,8 @@
 #   make demo           set up the host, build, boot, show a TDF-10 time namespace
 #   make test           build everything, run all tests (host + one VM boot)
 #   make build          kernel (build/linux) + helpers + selftests
+#   make test-slow      the kernel's latency selftests at TDF 3 (selftests/slow.list)
+#   make test-debug     the series as a KASAN/lockdep/UBSAN kernel: every timens selftest
 #   make bench          run bench/ in the VM (if bench/Makefile exists)
 #   make fidelity       the fidelity experiments, full runs, in the VM; report in
 #                       build/vm-out/fidelity/report.md (FIDELITY_ARGS='--short disk')
@@ -18,7 +20,7 @@ HDRS := -isystem $(BUILD)/headers/include
 # A Go toolchain that scripts/setup-host fetched (the one on PATH was too old)
 export PATH := $(if $(wildcard $(BUILD)/go/bin/go),$(BUILD)/go/bin:)$(PATH)
 
-.PHONY: all build setup kernel build-tools selftests test demo bench fidelity check-patches vm clean distclean
+.PHONY: all build setup kernel build-tools selftests test test-slow test-debug demo bench fidelity check-patches vm clean distclean
 
 all: build
 
@@ -58,6 +60,23 @@ bench: build
 	@if [ ! -f $(ROOT)/bench/Makefile ]; then echo "bench/Makefile does not exist yet: nothing to run" >&2; exit 1; fi
 	$(MAKE) -C $(ROOT)/bench KSRC=$(KSRC) TDC_ROOT=$(ROOT) KHDR_INCLUDES="$(HDRS)"
 	@$(ROOT)/scripts/vm --timeout $${TDC_BENCH_TIMEOUT:-3000} -- $(MAKE) -C $(ROOT)/bench run TDC_ROOT=$(ROOT)
+
+# Checks too slow for `make test` (and so for CI's 90 minutes): the kernel's
+# latency selftests at TDF 3 (selftests/slow.list), and the debug kernel
+# (KASAN, lockdep, UBSAN: tests/debug/debug-kernel.t; its first build takes
+# 20-40 min). Both print TAP and end with the usual summary line.
+test-slow: build
+	@rm -rf $(BUILD)/vm-out-slow
+	@TDC_VM_OUT=$(BUILD)/vm-out-slow $(ROOT)/scripts/vm --timeout 3000 -- env \
+		TDC_SELFTEST_LIST=$(ROOT)/selftests/slow.list TDC_FILTER='^selftest-' $(ROOT)/tests/guest/run-all
+	@python3 $(ROOT)/tests/lib/tap.py summary $(BUILD)/vm-out-slow/results/*.tap
+
+test-debug: build
+	@mkdir -p $(BUILD)/test-debug
+	@{ $(ROOT)/tests/debug/debug-kernel.t; echo $$? > $(BUILD)/test-debug/rc; } | tee $(BUILD)/test-debug/debug-kernel.log; \
+	python3 $(ROOT)/tests/lib/tap.py normalize debug-kernel $$(cat $(BUILD)/test-debug/rc) $(BUILD)/test-debug/debug-kernel.log \
+		> $(BUILD)/test-debug/debug-kernel.tap; \
+	python3 $(ROOT)/tests/lib/tap.py summary $(BUILD)/test-debug/debug-kernel.tap
 
 # Full runs take about 17 min under QEMU TCG; the test
 # suite runs the short variants (tests/vm/fidelity.t).
