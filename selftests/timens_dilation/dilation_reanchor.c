@@ -163,7 +163,7 @@ static void rate_after(struct srv *s, const char *t, i64 n, i64 d, const char *w
 		{ OP_CG_VDSO, 4 }, { OP_CG_VDSO, 3 },	/* MONOTONIC_RAW, MONOTONIC_COARSE */
 	};
 	struct sample2 sm[ARRAY_SIZE(which)];
-	struct resp r;
+	struct resp r = { 0 };	/* -Wmaybe-uninitialized: srv_bracket() fills it */
 	int k, ok = 1, ret;
 	i64 tick = tick_ns();
 

@@ -328,11 +328,10 @@ struct tcase {
 	i64 xslack;		/* extra host slack for the upper bounds */
 };
 
-static inline __printf(2, 3) void cfail(struct ctx *c, const char *fmt, ...)
+/* Append "; " and the message to the case's result. */
+static inline __printf(2, 0) void result_vappend(struct result *r, const char *fmt, va_list ap)
 {
-	struct result *r = c->r;
 	size_t o = strlen(r->msg);
-	va_list ap;
 
 	if (o + 4 >= sizeof(r->msg))
 		return;
@@ -340,30 +339,30 @@ static inline __printf(2, 3) void cfail(struct ctx *c, const char *fmt, ...)
 		strcpy(r->msg + o, "; ");
 		o += 2;
 	}
-	va_start(ap, fmt);
 	vsnprintf(r->msg + o, sizeof(r->msg) - o, fmt, ap);
+}
+
+/* A failure: early, an error, a wrong value. Never retried. */
+static inline __printf(2, 3) void cfail(struct ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	result_vappend(c->r, fmt, ap);
 	va_end(ap);
-	r->fail = 1;
-	r->hard = 1;
+	c->r->fail = 1;
+	c->r->hard = 1;
 }
 
 /* A failure that is only lateness: the case may run again (see tries). */
 static inline __printf(2, 3) void clate(struct ctx *c, const char *fmt, ...)
 {
-	struct result *r = c->r;
-	size_t o = strlen(r->msg);
 	va_list ap;
 
-	r->fail = 1;
-	if (o + 4 >= sizeof(r->msg))
-		return;
-	if (o) {
-		strcpy(r->msg + o, "; ");
-		o += 2;
-	}
 	va_start(ap, fmt);
-	vsnprintf(r->msg + o, sizeof(r->msg) - o, fmt, ap);
+	result_vappend(c->r, fmt, ap);
 	va_end(ap);
+	c->r->fail = 1;
 }
 
 static inline __printf(2, 3) void cskip(struct ctx *c, const char *fmt, ...)
