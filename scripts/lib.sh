@@ -8,11 +8,25 @@ VENV=$BUILD/venv
 # A Go toolchain that scripts/setup-host fetched (the one on PATH was too old)
 [ -x "$BUILD/go/bin/go" ] && export PATH="$BUILD/go/bin:$PATH"
 
-# Pinned versions.
-KVER=6.12.117
+# Versions. The series is for the 6.12 stable line as Debian 12 ships it:
+# any 6.12.y that linux-source-6.12 brings is used when the series applies to
+# it; KVER_TESTED is the one the series was last tested on (the README's
+# figures), named in a warning when the build uses another.
+KLINE=6.12
+KVER_TESTED=6.12.117
 KPKG=linux-source-6.12
 KTARBALL=/usr/src/linux-source-6.12.tar.xz
 VNG_VERSION=1.42
+
+# kernel_source_version DEBIAN_VERSION: the upstream version (6.12.y) of a
+# linux-source-6.12 package version such as 6.12.117-1~deb12u1; fails (prints
+# nothing) for a version outside the KLINE stable line.
+kernel_source_version() {
+	local line=${KLINE//./\\.}
+
+	[[ $1 =~ ^($line\.[0-9]+)([^0-9.]|$) ]] || return 1
+	echo "${BASH_REMATCH[1]}"
+}
 
 die()  { echo "$(basename "$0"): error: $*" >&2; exit 1; }
 warn() { echo "$(basename "$0"): warning: $*" >&2; }
@@ -28,7 +42,7 @@ series() {
 	return 0
 }
 
-# The identity of the series as applied to the pinned source: what
+# The identity of the series as applied to the source package: what
 # scripts/build-kernel keeps in build/linux/.tdc-series to skip re-applying.
 source_stamp() {
 	echo "$KPKG $(dpkg-query -W -f='${Version}' "$KPKG" 2>/dev/null) $(stat -c '%s %Y' "$KTARBALL")"
