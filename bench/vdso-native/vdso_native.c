@@ -285,6 +285,8 @@ static void add_nops(unsigned char *p, unsigned int len)
  * site wins, as in apply_alternatives(). The x86-64 vDSO's replacements
  * are single instructions without relative operands: no relocation.
  */
+static bool no_alternatives;
+
 static void apply_alternatives(struct image *img, const unsigned char *f, size_t len)
 {
 	const Elf64_Shdr *sh = elf_section(f, len, img->path, ".altinstructions");
@@ -301,6 +303,8 @@ static void apply_alternatives(struct image *img, const unsigned char *f, size_t
 		int has = cpu_feature(a->ft_flags & 0xffff);
 
 		img->alts++;
+		if (no_alternatives)
+			continue;
 		if (has < 0 || (flags & ALT_FLAG_DIRECT_CALL) ||
 		    a->replacementlen > a->instrlen ||
 		    instr < img->data || instr + a->instrlen > img->data + img->file_size) {
@@ -791,8 +795,10 @@ static void run_checks(struct variant *var, int nvar, unsigned int ms)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: vdso_native [-r ROUNDS] [-n CALLS] [-c CPU] PATCHED_VDSO64_SO [PRISTINE_VDSO64_SO]\n"
-		"  each .so needs its .so.dbg next to it; ROUNDS 31, CALLS 20000 per cell\n");
+		"usage: vdso_native [-r ROUNDS] [-n CALLS] [-c CPU] [-a] PATCHED_VDSO64_SO [PRISTINE_VDSO64_SO]\n"
+		"  each .so needs its .so.dbg next to it; ROUNDS 31, CALLS 20000 per cell, CPU the last;\n"
+		"  -a: leave the alternatives unapplied (a bare RDTSC instead of RDTSCP or\n"
+		"      LFENCE; RDTSC): not what the kernel runs, shows what the ordering costs\n");
 	exit(2);
 }
 
@@ -806,8 +812,11 @@ int main(int argc, char **argv)
 	bool have_pristine, goals = true;
 	unsigned int c;
 
-	while ((opt = getopt(argc, argv, "r:n:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:n:c:a")) != -1) {
 		switch (opt) {
+		case 'a':
+			no_alternatives = true;
+			break;
 		case 'r':
 			rounds = atoi(optarg);
 			break;
@@ -856,12 +865,14 @@ int main(int argc, char **argv)
 	printf("# vdso-native: the kernel's x86-64 vDSO run natively on synthetic vvar pages\n");
 	printf("# CPU %d, TSC %.4f GHz (mult %u shift %u), %d rounds x %lu calls per cell"
 	       " (fastest of %d batches)\n", cpu, tk.ghz, tk.mult, tk.shift, rounds, calls, BATCHES);
-	printf("# patched:  %s (%zu bytes, alternatives %d/%d applied, %d unknown, TSC read: %s)\n",
-	       patched.path, patched.file_size, patched.alts_applied, patched.alts,
+	printf("# patched:  %s (%zu bytes, clock_gettime at %#lx, alternatives %d/%d applied,"
+	       " %d unknown, TSC read: %s)\n", patched.path, patched.file_size,
+	       (unsigned long)patched.gettime, patched.alts_applied, patched.alts,
 	       patched.alts_unknown, patched.tsc_read ?: "?");
 	if (have_pristine)
-		printf("# pristine: %s (%zu bytes, alternatives %d/%d applied, %d unknown, TSC read: %s)\n",
-		       pristine.path, pristine.file_size, pristine.alts_applied, pristine.alts,
+		printf("# pristine: %s (%zu bytes, clock_gettime at %#lx, alternatives %d/%d applied,"
+		       " %d unknown, TSC read: %s)\n", pristine.path, pristine.file_size,
+		       (unsigned long)pristine.gettime, pristine.alts_applied, pristine.alts,
 		       pristine.alts_unknown, pristine.tsc_read ?: "?");
 	else
 		printf("# pristine: none given: patched image only\n");
