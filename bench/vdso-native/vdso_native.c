@@ -605,6 +605,15 @@ static void setup_dilation(struct td_state *td, const struct vd_data *host,
 }
 
 /*
+ * Bytes by which every mapping is moved off page alignment (-s): a control
+ * for code placement. The image's code and its data move together, so the
+ * RIP-relative accesses still land, while the code's alignment to cache
+ * lines and fetch blocks changes. Nothing but timens_dilation_in_page()
+ * assumes page alignment, and it finds its state where we put it.
+ */
+static unsigned int place_shift;
+
+/*
  * Map @img as install_special_mapping() + vvar_fault() would for a task
  * in the root namespace (the vvar page is the data page) or in a time
  * namespace (the vvar page is the namespace page, the timens page is the
@@ -613,18 +622,22 @@ static void setup_dilation(struct td_state *td, const struct vd_data *host,
 static void map_variant(struct variant *v)
 {
 	struct image *img = v->img;
-	size_t vsize = -img->vvar_start;
+	size_t vsize = -img->vvar_start, len = vsize + img->size + PAGE_SZ;
 	unsigned char *text;
 	int64_t data_page;
 
-	v->base = mmap(NULL, vsize + img->size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	v->base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (v->base == MAP_FAILED)
 		die("mmap: %s", strerror(errno));
-	text = v->base + vsize;
+	text = v->base + vsize + place_shift;
 	memcpy(text, img->data, img->size);
-	if (mprotect(text, img->size, PROT_READ | PROT_EXEC))
-		die("mprotect: %s", strerror(errno));
+	if (!place_shift) {
+		if (mprotect(text, img->size, PROT_READ | PROT_EXEC))
+			die("mprotect: %s", strerror(errno));
+	} else if (mprotect(v->base, len, PROT_READ | PROT_WRITE | PROT_EXEC)) {
+		/* data and code share pages now */
+		die("mprotect RWX (for -s): %s", strerror(errno));
+	}
 	v->gettime = (gettime_fn)(text + img->gettime);
 
 	data_page = v->kind == ROOT ? img->vvar_page : img->timens_page;
@@ -634,8 +647,9 @@ static void map_variant(struct variant *v)
 		return;
 	v->ns = (struct vd_data *)(text + img->vdso_data);
 	setup_ns_page(v->ns);
-	/* timens_dilation_in_page(): the last bytes of the namespace page */
-	v->td = (struct td_state *)(text + img->vvar_page + PAGE_SZ - sizeof(struct td_state));
+	/* timens_dilation_in_page(): the last bytes of the page holding @ns */
+	v->td = (struct td_state *)((((uintptr_t)v->ns) & ~(PAGE_SZ - 1)) + PAGE_SZ -
+				    sizeof(struct td_state));
 	if (v->kind == DILATED)
 		setup_dilation(v->td, v->host, v->tdf_num, v->tdf_den);
 }
@@ -798,7 +812,9 @@ static void usage(void)
 		"usage: vdso_native [-r ROUNDS] [-n CALLS] [-c CPU] [-a] PATCHED_VDSO64_SO [PRISTINE_VDSO64_SO]\n"
 		"  each .so needs its .so.dbg next to it; ROUNDS 31, CALLS 20000 per cell, CPU the last;\n"
 		"  -a: leave the alternatives unapplied (a bare RDTSC instead of RDTSCP or\n"
-		"      LFENCE; RDTSC): not what the kernel runs, shows what the ordering costs\n");
+		"      LFENCE; RDTSC): not what the kernel runs, shows what the ordering costs\n"
+		"  -s BYTES: move every image BYTES (a multiple of 16, < 2048) off page\n"
+		"      alignment: a control for code placement effects\n");
 	exit(2);
 }
 
@@ -812,8 +828,13 @@ int main(int argc, char **argv)
 	bool have_pristine, goals = true;
 	unsigned int c;
 
-	while ((opt = getopt(argc, argv, "r:n:c:a")) != -1) {
+	while ((opt = getopt(argc, argv, "r:n:c:as:")) != -1) {
 		switch (opt) {
+		case 's':
+			place_shift = atoi(optarg);
+			if (place_shift % 16 || place_shift > 2048)
+				usage();
+			break;
 		case 'a':
 			no_alternatives = true;
 			break;
@@ -864,7 +885,10 @@ int main(int argc, char **argv)
 
 	printf("# vdso-native: the kernel's x86-64 vDSO run natively on synthetic vvar pages\n");
 	printf("# CPU %d, TSC %.4f GHz (mult %u shift %u), %d rounds x %lu calls per cell"
-	       " (fastest of %d batches)\n", cpu, tk.ghz, tk.mult, tk.shift, rounds, calls, BATCHES);
+	       " (fastest of %d batches)%s\n", cpu, tk.ghz, tk.mult, tk.shift, rounds, calls,
+	       BATCHES, place_shift ? ", images moved off page alignment (-s)" : "");
+	if (place_shift)
+		printf("# placement: images moved by %u bytes\n", place_shift);
 	printf("# patched:  %s (%zu bytes, clock_gettime at %#lx, alternatives %d/%d applied,"
 	       " %d unknown, TSC read: %s)\n", patched.path, patched.file_size,
 	       (unsigned long)patched.gettime, patched.alts_applied, patched.alts,

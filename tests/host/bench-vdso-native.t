@@ -11,7 +11,7 @@
 # tdc-timeout: 120
 ROOT=${TDC_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 B=$ROOT/bench/vdso-native
-N=9; n=0
+N=10; n=0
 echo "TAP version 13"; echo "1..$N"
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | sed 's/^/# /' | head -40; }
@@ -68,3 +68,9 @@ else notok "figures: $rows of 5 rows complete" "$out"; fi
 if grep -q '^tdf10/offset  *MONOTONIC ' <<<"$out" && grep -Eq '^goals: (all met|some MISSED)' <<<"$out"; then
 	ok "ratios and goals reported: $(grep '^goals:' <<<"$out")"
 else notok "ratios or goals missing" "$out"; fi
+
+# the placement control (-s): images off page alignment still read right
+out=$("$B/run" -r 2 -n 1000 -s 32 "${images[@]}" 2>&1); rc=$?
+if [ $rc = 0 ] && grep -q '^# placement: images moved by 32 bytes' <<<"$out" && [ "$(grep -c '^check: ok' <<<"$out")" = $(( (nvar - 2) * 5 + 10 )) ]; then
+	ok "run -s 32 (code placement control): every check holds"
+else notok "run -s 32: exit $rc" "$(grep -E '^(#|check: FAILED)' <<<"$out")"; fi
