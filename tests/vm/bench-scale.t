@@ -1,0 +1,64 @@
+#!/bin/bash
+# In-VM smoke test of the scale benchmark (bench/scale): that it runs, not its
+# figures.  Ten dilated (TDF 10) and ten offset-only time namespaces, each
+# with a process on a 10 ms CLOCK_MONOTONIC timer: every run completes, every
+# namespace's timer fired in the window, the lateness percentiles and the
+# memory, CPU and rate figures are there, no timer woke before its deadline,
+# and the dilated timers fire 1/10 as often in host time (expiries seen in
+# the window against PERIOD x TDF of host time: [0.8, 1.05]; a kernel that
+# ignores the factor fires ten times as often, one that squares it a tenth).
+# tdc-timeout: 120
+set -u
+ROOT=${TDC_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+echo "TAP version 13"
+echo "1..6"
+fail_all() {
+	for i in 1 2 3 4 5 6; do echo "not ok $i bench-scale: $1"; done
+	exit 1
+}
+[ "$(id -u)" = 0 ] || fail_all "needs root"
+[ -e /proc/self/timens_dilation ] || fail_all "kernel without timens_dilation"
+# built on the host by make; else run builds it (in the VM: into the overlay)
+out=$("$ROOT/bench/scale/run" -n 10 -w 3 -S 200 2>&1); rc=$?
+echo "$out" | sed 's/^/# /'
+get() { # get MODE KEY
+	echo "$out" | awk -v m="$1" -v k="$2" '/^# result / && $0 ~ " mode=" m " " {
+		for (i = 3; i <= NF; i++) { split($i, a, "="); if (a[1] == k) print a[2] } }' | head -1
+}
+num() { [[ $1 =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; }
+
+[ $rc = 0 ] && [ "$(get dilated ok)" = 1 ] && [ "$(get offset ok)" = 1 ] &&
+	echo "ok 1 bench/scale/run -n 10 completes (both modes ok)" ||
+	echo "not ok 1 bench/scale/run -n 10: exit $rc, ok=$(get dilated ok)/$(get offset ok)"
+
+c=$(get dilated created); s=$(get dilated silent); so=$(get offset silent)
+[ "$c" = 10 ] && [ "$s" = 0 ] && [ "$so" = 0 ] &&
+	echo "ok 2 all 10 namespaces created and every timer fired in both modes" ||
+	echo "not ok 2 created=$c, namespaces that never fired: dilated $s, offset $so"
+
+p50=$(get dilated p50_us); p99=$(get dilated p99_us)
+num "$p50" && num "$p99" && awk -v a="$p50" -v b="$p99" 'BEGIN { exit !(a >= 0 && b >= a) }' &&
+	echo "ok 3 lateness present: p50 $p50 us, p99 $p99 us of namespace time" ||
+	echo "not ok 3 lateness missing or inconsistent: p50 '$p50' p99 '$p99'"
+
+ok=1
+for m in dilated offset; do
+	for k in create_s teardown_s kmem_per_ns used_per_ns cpu_pct_per_ns task_us_per_fire; do
+		v=$(get $m $k); num "$v" || { ok=; echo "# $m $k = '$v'"; }
+	done
+done
+[ -n "$ok" ] && echo "ok 4 creation, teardown, memory and CPU figures present" ||
+	echo "not ok 4 some figures missing"
+
+e=$(get dilated early); eo=$(get offset early); er=$(get dilated errors)
+[ "$e" = 0 ] && [ "$eo" = 0 ] && [ "$er" = 0 ] &&
+	echo "ok 5 no timer woke before its deadline, no clock errors" ||
+	echo "not ok 5 early wake-ups: dilated $e, offset $eo; errors $er"
+
+smp=$(get dilated samples); exp=$(get dilated expected)
+if num "$smp" && num "$exp" && [ "$exp" -gt 0 ] &&
+	awk -v s="$smp" -v e="$exp" 'BEGIN { exit !(s >= 0.8 * e && s <= 1.05 * e) }'; then
+	echo "ok 6 dilated timers fire at 1/10 of the host rate: $smp expiries, $exp expected"
+else
+	echo "not ok 6 dilated expiries $smp, expected $exp at TDF 10 (want [0.8, 1.05] x)"
+fi
