@@ -28,14 +28,8 @@
 #include <unistd.h>
 
 #include "kselftest.h"
+#include "timens_dilation_util.h"
 #include "../timens_dilation/vdso_sym.h"
-
-#ifndef CLONE_NEWTIME
-# define CLONE_NEWTIME	0x00000080
-#endif
-#ifndef CLOCK_TAI
-# define CLOCK_TAI	11
-#endif
 
 #define MAX_PARALLEL	64
 
@@ -74,26 +68,6 @@ static void note_error(const char *fmt, ...)
 	va_end(ap);
 }
 
-static int write_factor(pid_t pid, const char *f)
-{
-	char path[64];
-	ssize_t n;
-	int fd, err = 0;
-
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/timens_dilation", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/timens_dilation");
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, f, strlen(f));
-	if (n != (ssize_t)strlen(f))
-		err = n < 0 ? -errno : -EIO;
-	close(fd);
-	return err;
-}
-
 /* Re-anchor the namespace of a live reader with a random factor, forever. */
 static void *writer(void *arg)
 {
@@ -108,7 +82,7 @@ static void *writer(void *arg)
 			sched_yield();
 			continue;
 		}
-		err = write_factor(pid, f);
+		err = dil_write(pid, f);
 		if (!err)
 			atomic_fetch_add(&sh->writes, 1);
 		else if (err == -ENOENT || err == -ESRCH)
@@ -174,7 +148,7 @@ static int namespace_life(int slot, unsigned int seed, int reads, struct vdso_fn
 
 	if (unshare(CLONE_NEWTIME))
 		return 10;
-	err = write_factor(0, factors[rand_r(&seed) % NFACTORS]);
+	err = dil_write(DIL_SELF, factors[rand_r(&seed) % NFACTORS]);
 	if (err) {
 		note_error("initial factor: %s", strerror(-err));
 		return 11;

@@ -48,20 +48,15 @@
 #include <linux/seccomp.h>
 
 #include "kselftest.h"
+#include "timens_dilation_util.h"
 #include "vdso_sym.h"
 #include "pipe_io.h"
 
-#ifndef CLONE_NEWTIME
-# define CLONE_NEWTIME	0x00000080
-#endif
 #ifndef CLOCK_REALTIME_ALARM
 # define CLOCK_REALTIME_ALARM	8
 #endif
 #ifndef CLOCK_BOOTTIME_ALARM
 # define CLOCK_BOOTTIME_ALARM	9
-#endif
-#ifndef CLOCK_TAI
-# define CLOCK_TAI		11
 #endif
 
 typedef long long i64;
@@ -69,8 +64,6 @@ typedef long long i64;
 #define NSEC_PER_SEC	1000000000LL
 #define NSEC_PER_MSEC	1000000LL
 #define NSEC_PER_USEC	1000LL
-
-#define DIL_SELF	0	/* pid argument meaning /proc/self */
 
 static struct vdso_fns vdso;
 
@@ -168,61 +161,7 @@ static inline long double tdf_rate(i64 n, i64 d)
 }
 
 /* ------------------------------------------------------------------ */
-/* /proc/PID/timens_dilation                                           */
-
-static inline void dil_path(char *buf, size_t sz, pid_t pid)
-{
-	if (pid == DIL_SELF)
-		snprintf(buf, sz, "/proc/self/timens_dilation");
-	else
-		snprintf(buf, sz, "/proc/%d/timens_dilation", (int)pid);
-}
-
-/* 0 on success (the whole buffer written), else -errno. */
-static inline int dil_write_len(pid_t pid, const char *s, size_t len)
-{
-	char path[64];
-	ssize_t ret;
-	int fd, err;
-
-	dil_path(path, sizeof(path), pid);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, s, len);
-	err = errno;
-	close(fd);
-	if (ret < 0)
-		return -err;
-	if ((size_t)ret != len)
-		return -EMSGSIZE;	/* short write: not what the spec says */
-	return 0;
-}
-
-static inline int dil_write(pid_t pid, const char *s)
-{
-	return dil_write_len(pid, s, strlen(s));
-}
-
-/* Raw content (newline included) into buf; 0 or -errno. */
-static inline int dil_read(pid_t pid, char *buf, size_t sz)
-{
-	char path[64];
-	ssize_t ret;
-	int fd, err;
-
-	dil_path(path, sizeof(path), pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = read(fd, buf, sz - 1);
-	err = errno;
-	close(fd);
-	if (ret < 0)
-		return -err;
-	buf[ret] = '\0';
-	return 0;
-}
+/* Names (reading and writing the files: timens_dilation_util.h)       */
 
 /* "a\nb" -> "a\\nb", for test names and diagnostics. */
 static inline const char *esc(const char *s, char *buf, size_t sz)
@@ -252,44 +191,6 @@ static inline ino_t ns_inode(const char *path)
 	return st.st_ino;
 }
 
-static inline void require_timens(void)
-{
-	if (access("/proc/self/ns/time", F_OK))
-		ksft_exit_skip("time namespaces are not supported (no /proc/self/ns/time)\n");
-}
-
-static inline void require_dilation(void)
-{
-	require_timens();
-	if (access("/proc/self/timens_dilation", F_OK))
-		ksft_exit_skip("kernel without time-namespace dilation (CONFIG_TIME_NS_DILATION): /proc/self/timens_dilation does not exist\n");
-}
-
-/* unshare(CLONE_NEWTIME): only time_for_children changes; we stay on the host. */
-static inline void unshare_timens_or_skip(void)
-{
-	if (unshare(CLONE_NEWTIME)) {
-		if (errno == EPERM)
-			ksft_exit_skip("need CAP_SYS_ADMIN (run as root) for unshare(CLONE_NEWTIME)\n");
-		ksft_exit_fail_msg("unshare(CLONE_NEWTIME): %s\n", strerror(errno));
-	}
-}
-
-static inline int set_timens_offset(clockid_t c, i64 sec, long nsec)
-{
-	char buf[128];
-	int fd, len, ret = 0;
-
-	len = snprintf(buf, sizeof(buf), "%d %lld %ld", (int)c, sec, nsec);
-	fd = open("/proc/self/timens_offsets", O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, buf, len) != len)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 static inline void print_clocksource(void)
 {
 	char buf[64] = "?";
@@ -303,6 +204,23 @@ static inline void print_clocksource(void)
 	buf[strcspn(buf, "\n")] = '\0';
 	ksft_print_msg("clocksource: %s, tick (coarse resolution): %lld ns, %ld CPUs\n",
 		       buf, tick_ns(), sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+/*
+ * The start of a test of the namespace's clocks through the vDSO: TAP
+ * header; skip without dilation, root or a vDSO clock_gettime.
+ */
+static inline void start_vdso_test(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ksft_print_header();
+	require_dilation();
+	if (geteuid())
+		ksft_exit_skip("must run as root\n");
+	vdso_init(&vdso);
+	if (!vdso.clock_gettime)
+		ksft_exit_skip("no vDSO clock_gettime found\n");
+	print_clocksource();
 }
 
 /* ------------------------------------------------------------------ */
@@ -677,36 +595,34 @@ static inline void srv_do(const struct req *rq, struct resp *rs)
 	}
 }
 
+/* The server loop, in the child: answer requests until the parent's end closes. */
+static inline __attribute__((noreturn)) void srv_serve(int rfd, int wfd)
+{
+	struct req rq;
+	struct resp rs;
+
+	while (read_full(rfd, &rq, sizeof(rq)) == 0) {
+		srv_do(&rq, &rs);
+		if (write(wfd, &rs, sizeof(rs)) != sizeof(rs))
+			_exit(1);
+	}
+	_exit(0);
+}
+
 /* Fork the server; it lands in the parent's time_for_children namespace. */
 static inline int srv_start(struct srv *s)
 {
-	int a[2], b[2];
+	int rfd, wfd;
 
-	if (pipe(a) || pipe(b))
-		return -1;
-	fflush(stdout);
-	fflush(stderr);
-	s->pid = fork();
+	s->pid = fork_piped(&rfd, &wfd);
 	if (s->pid < 0)
 		return -1;
 	if (s->pid == 0) {
-		struct req rq;
-		struct resp rs;
-
-		close(a[1]);
-		close(b[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		while (read_full(a[0], &rq, sizeof(rq)) == 0) {
-			srv_do(&rq, &rs);
-			if (write(b[1], &rs, sizeof(rs)) != sizeof(rs))
-				_exit(1);
-		}
-		_exit(0);
+		srv_serve(rfd, wfd);
 	}
-	close(a[0]);
-	close(b[1]);
-	s->wfd = a[1];
-	s->rfd = b[0];
+	s->rfd = rfd;
+	s->wfd = wfd;
 	return 0;
 }
 

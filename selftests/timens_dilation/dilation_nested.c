@@ -107,23 +107,17 @@ static void wait_go(int fd)
  */
 static int chain_start(struct chain *c, int xflags, int nested, struct report *r)
 {
-	int a[2], b[2], rp[2], gp[2];
+	int rp[2], gp[2], rfd, wfd;
 
 	memset(c, 0, sizeof(*c));
-	if (pipe(a) || pipe(b) || pipe(rp) || pipe(gp))
+	if (pipe(rp) || pipe(gp))
 		return -1;
-	fflush(stdout);
-	fflush(stderr);
-	c->x = fork();
+	c->x = fork_piped(&rfd, &wfd);
 	if (c->x < 0)
 		return -1;
 	if (c->x == 0) {
-		struct req rq;
-		struct resp rs;
 		pid_t y, srv;
 
-		close(a[1]);
-		close(b[0]);
 		close(rp[0]);
 		close(gp[1]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -150,20 +144,13 @@ static int chain_start(struct chain *c, int xflags, int nested, struct report *r
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 		}
 		srv_ext = ext;
-		while (read_full(a[0], &rq, sizeof(rq)) == 0) {
-			srv_do(&rq, &rs);
-			if (write(b[1], &rs, sizeof(rs)) != sizeof(rs))
-				_exit(1);
-		}
-		_exit(0);
+		srv_serve(rfd, wfd);
 	}
-	close(a[0]);
-	close(b[1]);
 	close(rp[1]);
 	close(gp[0]);
 	c->s.pid = c->x;
-	c->s.wfd = a[1];
-	c->s.rfd = b[0];
+	c->s.wfd = wfd;
+	c->s.rfd = rfd;
 	c->rep = rp[0];
 	c->go = gp[1];
 	return read_full(c->rep, r, sizeof(*r));
@@ -192,23 +179,13 @@ static void chain_stop(struct chain *c)
 /* @ns: the offset in ns */
 static int write_offset(pid_t pid, clockid_t clk, i64 ns)
 {
-	char path[64], buf[64];
 	i64 sec = ns / NSEC_PER_SEC, nsec = ns % NSEC_PER_SEC;
-	int fd, len, ret = 0;
 
 	if (nsec < 0) {
 		nsec += NSEC_PER_SEC;
 		sec--;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/timens_offsets", (int)pid);
-	len = snprintf(buf, sizeof(buf), "%d %lld %lld", (int)clk, sec, nsec);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, buf, len) != len)
-		ret = -errno;
-	close(fd);
-	return ret;
+	return set_timens_offset_pid(pid, clk, sec, nsec);
 }
 
 /*
@@ -368,15 +345,7 @@ static void container_nested(void)
 
 int main(void)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	ksft_print_header();
-	require_dilation();
-	if (geteuid())
-		ksft_exit_skip("must run as root\n");
-	vdso_init(&vdso);
-	if (!vdso.clock_gettime)
-		ksft_exit_skip("no vDSO clock_gettime found\n");
-	print_clocksource();
+	start_vdso_test();
 	ksft_set_plan(NPOINTS);
 
 	negative();

@@ -255,15 +255,7 @@ int main(void)
 	int i, c, fails = 0, firsterr = 0, ok;
 	i64 t0, t1;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	ksft_print_header();
-	require_dilation();
-	if (geteuid())
-		ksft_exit_skip("must run as root\n");
-	vdso_init(&vdso);
-	if (!vdso.clock_gettime)
-		ksft_exit_skip("no vDSO clock_gettime found\n");
-	print_clocksource();
+	start_vdso_test();
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)

@@ -73,7 +73,7 @@ static void child(int rfd, int wfd)
 
 int main(void)
 {
-	int to[2], from[2], err;
+	int rfd, wfd;
 	struct res r;
 	pid_t pid;
 	i64 h;
@@ -84,29 +84,14 @@ int main(void)
 	if (geteuid())
 		ksft_exit_skip("must run as root\n");
 	unshare_timens_or_skip();
-	err = dil_write(DIL_SELF, "10");
-	if (err)
-		ksft_exit_fail_msg("writing 10 to /proc/self/timens_dilation: %s\n", strerror(-err));
 	ksft_set_plan(NPOINTS);
-	if (pipe(to) || pipe(from))
-		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
-	if (!pid) {
-		close(to[1]);
-		close(from[0]);
-		child(to[0], from[1]);
-	}
-	close(to[0]);
-	close(from[1]);
+	pid = dil_fork_child("10", child, &rfd, &wfd);
 	sleep_ns(NSEC_PER_SEC);
 	h = host_ns(CLOCK_REALTIME);
-	if (write(to[1], &h, sizeof(h)) != sizeof(h))
+	if (write(wfd, &h, sizeof(h)) != sizeof(h))
 		ksft_exit_fail_msg("the child died\n");
 	h = host_ns(CLOCK_REALTIME);
-	if (write(to[1], &h, sizeof(h)) != sizeof(h) || read_full(from[0], &r, sizeof(r)))
+	if (write(wfd, &h, sizeof(h)) != sizeof(h) || read_full(rfd, &r, sizeof(r)))
 		ksft_exit_fail_msg("the child died\n");
 	waitpid(pid, NULL, 0);
 

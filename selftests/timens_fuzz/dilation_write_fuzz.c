@@ -36,10 +36,7 @@
 #include <unistd.h>
 
 #include "kselftest.h"
-
-#ifndef CLONE_NEWTIME
-# define CLONE_NEWTIME	0x00000080
-#endif
+#include "timens_dilation_util.h"
 
 typedef unsigned long long u64;
 
@@ -123,45 +120,14 @@ static void fraction(char *out, size_t sz, u64 n, u64 d)
 		snprintf(out, sz, "%llu/%llu\n", n, d);
 }
 
-static int read_factor(char *out, size_t sz)
-{
-	int fd = open(wpath, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, out, sz - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	out[n] = '\0';
-	return 0;
-}
-
 /*
  * write @len bytes on a new fd: at offset 0 with write(); at @off > 0 with
  * pwrite() if @how is 'p' (a seq_file refuses pwrite: ESPIPE), else after
- * lseek(). 0 or -errno.
+ * lseek(). 0 or -errno (-EMSGSIZE: a short write, a bug of its own).
  */
 static int write_how(const void *buf, size_t len, off_t off, char how)
 {
-	int fd = open(wpath, O_WRONLY | O_CLOEXEC), err = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	if (off && how == 'p')
-		n = pwrite(fd, buf, len, off);
-	else if (off && lseek(fd, off, SEEK_SET) != off)
-		n = -1;
-	else
-		n = write(fd, buf, len);
-	if (n < 0)
-		err = -errno;
-	else if ((size_t)n != len)
-		err = -EIO;	/* a short write would be a bug of its own */
-	close(fd);
-	return err;
+	return dil_write_at(target, buf, len, off, how == 'p');
 }
 
 static int write_at(const void *buf, size_t len, off_t off)
@@ -206,7 +172,7 @@ static int check_write(const char *buf, size_t len, char *state, char *why, size
 		fraction(want, sizeof(want), n, d);
 	else
 		strcpy(want, state);
-	if (read_factor(got, sizeof(got))) {
+	if (dil_read(target, got, sizeof(got))) {
 		snprintf(why, wsz, "read back failed");
 		return -1;
 	}
@@ -361,7 +327,7 @@ int main(void)
 	}
 	snprintf(wpath, sizeof(wpath), "/proc/%d/timens_dilation", (int)target);
 	set_baseline();
-	if (read_factor(state, sizeof(state)) || strcmp(state, BASELINE "\n"))
+	if (dil_read(target, state, sizeof(state)) || strcmp(state, BASELINE "\n"))
 		ksft_exit_fail_msg("baseline factor reads '%s'\n", state);
 
 	/* 1: structured invalid strings */
@@ -427,7 +393,7 @@ int main(void)
 
 		if (!e1 || !e2 || (e1 != -ESPIPE && e1 != -EINVAL) || (e2 != -EINVAL && e2 != -ENXIO))
 			fails++;
-		if (read_factor(b, sizeof(b)) || strcmp(b, state))
+		if (dil_read(target, b, sizeof(b)) || strcmp(b, state))
 			fails++;
 		if (i == 1)
 			ksft_print_msg("offset 1: pwrite %s, lseek + write %s\n", strerror(-e1), strerror(-e2));
@@ -437,13 +403,13 @@ int main(void)
 	/* 6: partial and repeated writes on one fd: each write is a whole value */
 	fails = 0;
 	fd = open(wpath, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, "1", 1) != 1 || read_factor(b, sizeof(b)) || strcmp(b, "1\n"))
+	if (fd < 0 || write(fd, "1", 1) != 1 || dil_read(target, b, sizeof(b)) || strcmp(b, "1\n"))
 		fails |= 1;
-	if (write(fd, "0", 1) != -1 || errno != EINVAL || read_factor(b, sizeof(b)) || strcmp(b, "1\n"))
+	if (write(fd, "0", 1) != -1 || errno != EINVAL || dil_read(target, b, sizeof(b)) || strcmp(b, "1\n"))
 		fails |= 2;	/* "1" then "0" is not "10" */
-	if (write(fd, "10", 2) != 2 || read_factor(b, sizeof(b)) || strcmp(b, "10\n"))
+	if (write(fd, "10", 2) != 2 || dil_read(target, b, sizeof(b)) || strcmp(b, "10\n"))
 		fails |= 4;
-	if (write(fd, "2", 1) != 1 || read_factor(b, sizeof(b)) || strcmp(b, "2\n"))
+	if (write(fd, "2", 1) != 1 || dil_read(target, b, sizeof(b)) || strcmp(b, "2\n"))
 		fails |= 8;
 	if (fd >= 0)
 		close(fd);
@@ -463,7 +429,7 @@ int main(void)
 				fails |= 2;
 			if (write_at(m + pg - 2, 4, 0) != -EFAULT)
 				fails |= 4;
-			if (read_factor(b, sizeof(b)) || strcmp(b, BASELINE "\n"))
+			if (dil_read(target, b, sizeof(b)) || strcmp(b, BASELINE "\n"))
 				fails |= 8;
 			munmap(m, 2 * pg);
 		}
@@ -510,7 +476,7 @@ int main(void)
 		for (i = 0; i < 4; i++)
 			pthread_join(t[i], NULL);
 		fails = conc_bad;
-		if (read_factor(b, sizeof(b)) ||
+		if (dil_read(target, b, sizeof(b)) ||
 		    (strcmp(b, "10\n") && strcmp(b, "1/1000\n") && strcmp(b, "1000\n") &&
 		     strcmp(b, "5/2\n") && strcmp(b, "3\n")))
 			fails |= 2;

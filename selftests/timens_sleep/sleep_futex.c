@@ -229,14 +229,9 @@ static const struct tcase cmilli[] = {
 
 int main(void)
 {
-	int i;
-
 	ts_init(NCASES(c10) + NCASES(c1) + NCASES(cmilli));
-	for (i = 0; i < NCASES(c10); i++)
-		run_case(&TDF_10, &c10[i]);
-	for (i = 0; i < NCASES(c1); i++)
-		run_case(&TDF_1, &c1[i]);
-	for (i = 0; i < NCASES(cmilli); i++)
-		run_case(&TDF_MILLI, &cmilli[i]);
+	RUN_CASES(&TDF_10, c10);
+	RUN_CASES(&TDF_1, c1);
+	RUN_CASES(&TDF_MILLI, cmilli);
 	ksft_finished();
 }

@@ -134,16 +134,10 @@ static const struct tcase c1000[] = {
 
 int main(void)
 {
-	int i;
-
 	ts_init(NCASES(c10) + NCASES(c1) + NCASES(cmilli) + NCASES(c1000));
-	for (i = 0; i < NCASES(c10); i++)
-		run_case(&TDF_10, &c10[i]);
-	for (i = 0; i < NCASES(c1); i++)
-		run_case(&TDF_1, &c1[i]);
-	for (i = 0; i < NCASES(cmilli); i++)
-		run_case(&TDF_MILLI, &cmilli[i]);
-	for (i = 0; i < NCASES(c1000); i++)
-		run_case(&TDF_1000, &c1000[i]);
+	RUN_CASES(&TDF_10, c10);
+	RUN_CASES(&TDF_1, c1);
+	RUN_CASES(&TDF_MILLI, cmilli);
+	RUN_CASES(&TDF_1000, c1000);
 	ksft_finished();
 }

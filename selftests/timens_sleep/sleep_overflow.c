@@ -283,14 +283,9 @@ static const struct tcase cmilli[] = {
 
 int main(void)
 {
-	int i;
-
 	ts_init(NCASES(c1000) + NCASES(c10) + NCASES(cmilli));
-	for (i = 0; i < NCASES(c1000); i++)
-		run_case(&TDF_1000, &c1000[i]);
-	for (i = 0; i < NCASES(c10); i++)
-		run_case(&TDF_10, &c10[i]);
-	for (i = 0; i < NCASES(cmilli); i++)
-		run_case(&TDF_MILLI, &cmilli[i]);
+	RUN_CASES(&TDF_1000, c1000);
+	RUN_CASES(&TDF_10, c10);
+	RUN_CASES(&TDF_MILLI, cmilli);
 	ksft_finished();
 }

@@ -19,22 +19,6 @@ enum { A_CLOCK_NANOSLEEP, A_TIMERFD, A_TIMER, A_FUTEX_BITSET };
 
 static const struct tdf TDF_100 = { "100", 100, 1 };
 
-/* an offset of the namespace for our children, before any child enters */
-static int set_offset_before_entering(clockid_t clk, long long sec)
-{
-	char buf[64];
-	int fd, len, ret = 0;
-
-	len = snprintf(buf, sizeof(buf), "%d %lld 0", (int)clk, sec);
-	fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, buf, len) != len)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 static void do_far(struct ctx *c)
 {
 	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGRTMIN };
@@ -104,19 +88,20 @@ static const struct tcase cases[] = {
 int main(void)
 {
 	struct timespec up;
-	int i, err;
+	int err;
 
 	ts_init(2 * NCASES(cases));
-	/* container uptime starts near 1 s: offsets of minus the host's uptime */
+	/*
+	 * container uptime starts near 1 s: offsets of minus the host's
+	 * uptime, written before any child entered the namespace
+	 */
 	clock_gettime(CLOCK_MONOTONIC, &up);
-	err = set_offset_before_entering(CLOCK_MONOTONIC, 1 - up.tv_sec);
+	err = set_timens_offset(CLOCK_MONOTONIC, 1 - up.tv_sec, 0);
 	clock_gettime(CLOCK_BOOTTIME, &up);
-	err = err ? : set_offset_before_entering(CLOCK_BOOTTIME, 1 - up.tv_sec);
+	err = err ? : set_timens_offset(CLOCK_BOOTTIME, 1 - up.tv_sec, 0);
 	if (err)
 		ksft_exit_fail_msg("writing /proc/self/timens_offsets: %s\n", strerror(-err));
-	for (i = 0; i < NCASES(cases); i++)
-		run_case(&TDF_1000, &cases[i]);
-	for (i = 0; i < NCASES(cases); i++)
-		run_case(&TDF_100, &cases[i]);
+	RUN_CASES(&TDF_1000, cases);
+	RUN_CASES(&TDF_100, cases);
 	ksft_finished();
 }

@@ -78,30 +78,15 @@ static int cmp(const void *a, const void *b)
 
 int main(void)
 {
-	int to[2], from[2], i, k, err;
+	int rfd, wfd, i, k;
 	i64 d[NSLEEPS], t0;
 	long got;
 	pid_t pid;
 	char b;
 
 	ts_init(S_N + 1);
-	err = set_tdf(&TDF_MILLI_);
-	if (err)
-		ksft_exit_fail_msg("writing 0.001 to /proc/self/timens_dilation: %s\n", strerror(-err));
-	if (pipe(to) || pipe(from))
-		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
-	if (!pid) {
-		close(to[1]);
-		close(from[0]);
-		child(to[0], from[1]);
-	}
-	close(to[0]);
-	close(from[1]);
-	if (read_full(from[0], &got, sizeof(got)))
+	pid = dil_fork_child(pretend ? NULL : TDF_MILLI_.str, child, &rfd, &wfd);
+	if (read_full(rfd, &got, sizeof(got)))
 		ksft_exit_fail_msg("the child died\n");
 	ksft_test_result(got == SLACK_NS,
 			 "PR_GET_TIMERSLACK and /proc/self/timerslack_ns return the slack set, %lld ns (got %ld)\n",
@@ -111,7 +96,7 @@ int main(void)
 			/* let the machine go idle */
 			nanosleep(&(struct timespec){ 0, 2 * NS_MS }, NULL);
 			t0 = now_ns(CLOCK_MONOTONIC);
-			if (write(to[1], "G", 1) != 1 || read(from[0], &b, 1) != 1)
+			if (write(wfd, "G", 1) != 1 || read(rfd, &b, 1) != 1)
 				ksft_exit_fail_msg("the child died\n");
 			d[i] = now_ns(CLOCK_MONOTONIC) - t0;
 		}

@@ -83,14 +83,8 @@
 #include <unistd.h>
 
 #include "kselftest.h"
+#include "timens_dilation_util.h"
 #include "../timens_dilation/pipe_io.h"
-
-#ifndef CLONE_NEWTIME
-# define CLONE_NEWTIME	0x00000080
-#endif
-#ifndef CLOCK_TAI
-# define CLOCK_TAI	11
-#endif
 
 typedef long long i64;
 
@@ -228,14 +222,6 @@ static inline i64 slack_host(i64 host_ns)
 	return s < host_ns / 2 ? s : host_ns / 2;
 }
 
-static inline void require_dilation(void)
-{
-	if (access("/proc/self/ns/time", F_OK))
-		ksft_exit_skip("time namespaces are not supported (no /proc/self/ns/time)\n");
-	if (access("/proc/self/timens_dilation", F_OK))
-		ksft_exit_skip("kernel without time-namespace dilation (CONFIG_TIME_NS_DILATION): /proc/self/timens_dilation does not exist\n");
-}
-
 /*
  * Common start: skip without dilation or privileges, unshare the time
  * namespace for our children, read the tunables.
@@ -249,11 +235,7 @@ static inline void ts_init(unsigned int plan)
 	pretend = getenv("TIMENS_SLEEP_PRETEND") && atoi(getenv("TIMENS_SLEEP_PRETEND"));
 	if (!pretend)
 		require_dilation();
-	if (unshare(CLONE_NEWTIME)) {
-		if (errno == EPERM)
-			ksft_exit_skip("need CAP_SYS_ADMIN (run as root) for unshare(CLONE_NEWTIME)\n");
-		ksft_exit_fail_msg("unshare(CLONE_NEWTIME): %s\n", strerror(errno));
-	}
+	unshare_timens_or_skip();
 	s = getenv("TIMENS_SLEEP_SLACK_MS");
 	if (s && atoll(s) > 0)
 		slack_base_ns = atoll(s) * NS_MS;
@@ -270,19 +252,10 @@ static inline void ts_init(unsigned int plan)
 		       fmt_ns(slack_base_ns), tries, fmt_ns(jiffy_ns), sysconf(_SC_NPROCESSORS_ONLN));
 }
 
+/* The factor for the children to come; nothing if pretending. */
 static inline int set_tdf(const struct tdf *t)
 {
-	int fd, ret = 0;
-
-	if (pretend)
-		return 0;
-	fd = open("/proc/self/timens_dilation", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, t->str, strlen(t->str)) != (ssize_t)strlen(t->str))
-		ret = -errno;
-	close(fd);
-	return ret;
+	return pretend ? 0 : dil_write(DIL_SELF, t->str);
 }
 
 /* ------------------------------------------------------------------ */
@@ -731,5 +704,16 @@ static inline void check_rem(struct ctx *c, const char *what, i64 rem, i64 d, i6
 #define FOREVER		.kind = K_FOREVER
 
 #define NCASES(a)	((int)(sizeof(a) / sizeof((a)[0])))
+
+/* Every case of the table @tab, at factor @t */
+#define RUN_CASES(t, tab)	run_cases(t, tab, NCASES(tab))
+
+static inline void run_cases(const struct tdf *t, const struct tcase *tab, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		run_case(t, &tab[i]);
+}
 
 #endif
