@@ -32,10 +32,11 @@
  * a kernel stack, a task, an mm with a few page tables and a few user pages.
  *
  * Usage: timens_scale [-n N[,N...]] [-t TDF] [-p PERIOD_MS] [-w SECONDS]
- *                     [-m both|dilated|offset] [-S MIN_SAMPLES] [-q]
+ *                     [-m both|dilated|offset] [-S MIN_SAMPLES]
  * Output: a table, then one "# result ..." line per run (key=value) for
- * scripts.  Exit 0 if every run completed and every namespace fired, 1 if
- * not, 2 on usage errors.  Needs root (CLONE_NEWTIME, CAP_SYS_TIME).
+ * scripts.  Exit 0 if every run completed (all N namespaces created, no
+ * wake-up before its deadline, no clock error), 1 if not, 2 on usage
+ * errors.  Needs root (CLONE_NEWTIME, CAP_SYS_TIME).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -465,7 +466,12 @@ static int run(int n, int dilated, struct result *r)
 			r->pmax = bucket_mid(b);
 			break;
 		}
-	r->ok = r->created == n && !r->silent && !r->errors && !r->early && r->samples;
+	/*
+	 * Namespaces that never fired are reported ("sat": the CPUs could
+	 * not run them all) but are no failure of the run: that is a matter
+	 * of CPU, and the figures are still right.  Early wake-ups are.
+	 */
+	r->ok = r->created == n && !r->errors && !r->early && r->samples;
 	free(pids);
 	return 0;
 }
@@ -479,7 +485,7 @@ static void print_row(const struct result *r)
 	       r->kmem_per_ns / 1024, r->used_per_ns / 1024, r->busy_cpus,
 	       r->cpu_pct_per_ns, r->task_us_per_fire, r->p50 / 1e3, r->p99 / 1e3, r->pmax / 1e3,
 	       r->expected ? 100.0 * r->samples / r->expected : 0,
-	       r->ok ? "ok" : "FAIL");
+	       !r->ok ? "FAIL" : r->silent ? "sat" : "ok");
 	fflush(stdout);
 }
 
@@ -569,7 +575,8 @@ int main(int argc, char **argv)
 	       " cpu = host CPU per namespace in %% of one CPU\n# (/proc/stat, all CPUs);"
 	       " us/fire = the children's own CPU time per expiry;\n"
 	       "# busy = CPUs busy in the window; lateness in us of namespace time;"
-	       " fired = expiries seen / expected\n");
+	       " fired = expiries seen / expected;\n"
+	       "# sat = CPU saturated: some namespaces never fired (the run is still valid)\n");
 	printf("%6s %-7s %9s %10s %8s %8s %5s %9s %8s %8s %8s %9s %7s\n", "N", "mode", "create/s",
 	       "teardown/s", "kmem KiB", "used KiB", "busy", "cpu %/ns", "us/fire", "p50 us", "p99 us",
 	       "max us", "fired");
