@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -16,11 +18,27 @@ var applets = []string{"sh", "cat", "echo", "sleep", "ls", "mkfifo", "true", "da
 
 func digest(b []byte) string { return fmt.Sprintf("sha256:%x", sha256.Sum256(b)) }
 
+// file is an extra file of the image: a host file SRC copied to DST (a path
+// in the image), e.g. a static load generator (tests/vm/cri-diecast.t).
+type file struct{ src, dst string }
+
+// parseFile reads "SRC:DST" (DST absolute, no "..": it names a path in the
+// layer).
+func parseFile(s string) (file, error) {
+	src, dst, ok := strings.Cut(s, ":")
+	clean := path.Clean(dst)
+	if !ok || src == "" || !strings.HasPrefix(dst, "/") || clean == "/" || clean != dst {
+		return file{}, fmt.Errorf("-f %q: want SRC:/DST (DST an absolute, clean path in the image)", s)
+	}
+	return file{src, dst}, nil
+}
+
 // mkimage writes an OCI image layout as a tar archive (what
-// "ctr images import" reads): one layer with the static busybox and its
-// applet links, a config with cmd, and an index naming the image ref (the
-// annotation io.containerd.image.name), so no registry is needed.
-func mkimage(out, ref, busybox string, cmd []string) error {
+// "ctr images import" reads): one layer with the static busybox, its applet
+// links and the extra files, a config with cmd, and an index naming the
+// image ref (the annotation io.containerd.image.name), so no registry is
+// needed.
+func mkimage(out, ref, busybox string, files []file, cmd []string) error {
 	bb, err := os.ReadFile(busybox)
 	if err != nil {
 		return err
@@ -35,6 +53,30 @@ func mkimage(out, ref, busybox string, cmd []string) error {
 	lw.Write(bb)
 	for _, a := range applets {
 		lw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + a, Linkname: "busybox", Mode: 0o777, ModTime: mtime})
+	}
+	// the layer is applied in order: parent directories first, and only
+	// those not in it yet (a second header would replace the first)
+	dirs := map[string]bool{"bin": true, "proc": true, "dev": true, "sys": true, "tmp": true, "etc": true, "ctl": true}
+	for _, f := range files {
+		b, err := os.ReadFile(f.src)
+		if err != nil {
+			return err
+		}
+		st, err := os.Stat(f.src)
+		if err != nil {
+			return err
+		}
+		name := strings.TrimPrefix(f.dst, "/")
+		parts := strings.Split(name, "/")
+		for i := 1; i < len(parts); i++ {
+			d := strings.Join(parts[:i], "/")
+			if !dirs[d] {
+				dirs[d] = true
+				lw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755, ModTime: mtime})
+			}
+		}
+		lw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: int64(st.Mode().Perm()), Size: int64(len(b)), ModTime: mtime})
+		lw.Write(b)
 	}
 	if err := lw.Close(); err != nil {
 		return err

@@ -16,8 +16,9 @@
 //	  inspectp POD                   PodSandboxStatus (verbose), protobuf JSON
 //	  ps | pods                      container / pod ids, one a line, with their state
 //	  image REF                      ImageStatus: the image id, error when absent
-//	  mkimage OUT.tar REF BUSYBOX CMD...   an OCI image archive (for ctr images import):
-//	                                 BUSYBOX at /bin/busybox, applet links, CMD as its command
+//	  mkimage [-f SRC:/DST]... OUT.tar REF BUSYBOX CMD...   an OCI image archive (for ctr
+//	                                 images import): BUSYBOX at /bin/busybox, applet links,
+//	                                 each host file SRC at DST, CMD as its command
 package main
 
 import (
@@ -45,10 +46,19 @@ func main() {
 		fail(fmt.Errorf("usage: tdf-cri -e ENDPOINT CMD ARGS (see the source)"))
 	}
 	if args[0] == "mkimage" {
-		if len(args) < 5 {
-			fail(fmt.Errorf("usage: mkimage OUT.tar REF BUSYBOX CMD..."))
+		var files []file
+		args = args[1:]
+		for len(args) >= 2 && args[0] == "-f" {
+			f, err := parseFile(args[1])
+			if err != nil {
+				fail(err)
+			}
+			files, args = append(files, f), args[2:]
 		}
-		fail(mkimage(args[1], args[2], args[3], args[4:]))
+		if len(args) < 4 {
+			fail(fmt.Errorf("usage: mkimage [-f SRC:/DST]... OUT.tar REF BUSYBOX CMD..."))
+		}
+		fail(mkimage(args[0], args[1], args[2], files, args[3:]))
 		return
 	}
 	if endpoint == "" {
