@@ -665,13 +665,112 @@ fail_all:
 static const char * const cont_seq[] = { "10", "0.001", "5/2", "1" };
 static const i64 cont_nd[][2] = { { 1, 1 }, { 10, 1 }, { 1, 1000 }, { 5, 2 }, { 1, 1 } };
 #define NCONT	((int)ARRAY_SIZE(cont_seq))
+#define CONT_TRIES	3	/* changes made, at most, when only coarse clocks lagged */
+
+/*
+ * One change of the factor, cont_seq[c], of the server's namespace, from
+ * outside, between two bracketed snapshots.  Returns whether no clock
+ * jumped; *retry: the only misses were coarse clocks behind the window.
+ * A coarse clock lags its base by up to a tick, and by more when a tick
+ * comes late (TCG on a loaded host: several ms); at the TDF 10 -> 1/1000
+ * change a host ms is a namespace second.  Such a lag is noise, like a late
+ * wake-up: it does not repeat, while a real jump (ahead, or of a fine clock,
+ * or at every try) does.
+ */
+static int cont_change(struct srv *s, struct item *it, int c, int *retry)
+{
+	i64 n1 = cont_nd[c][0], d1 = cont_nd[c][1];
+	i64 n2 = cont_nd[c + 1][0], d2 = cont_nd[c + 1][1];
+	long double r1 = tdf_rate(n1, d1), r2 = tdf_rate(n2, d2);
+	const char *from = c ? cont_seq[c - 1] : "1";
+	i64 w0[NCLOCKS], w1[NCLOCKS];
+	long double worst = 0;
+	const char *wname = "";
+	int n, k, i, ret, ok = 1;
+	char why[160];
+
+	*retry = 0;
+	/* clock_gettime and gettimeofday items only */
+	/* slack for the faster of the two rates (coarse clocks: one dilated tick) */
+	if (n1 * d2 < n2 * d1)
+		build_items(it, n1, d1);
+	else
+		build_items(it, n2, d2);
+	n = PER_TDF_CLOCKS + 2;
+	snapshot(s, it, n, 0, TRIES);
+	for (i = 0; i < NCLOCKS; i++)
+		w0[i] = host_ns(clocks[i].host);
+	ret = dil_write(s->pid, cont_seq[c]);
+	for (i = NCLOCKS - 1; i >= 0; i--)
+		w1[i] = host_ns(clocks[i].host);
+	snapshot(s, it, n, 1, TRIES);
+
+	if (ret) {
+		ksft_print_msg("continuity: writing '%s' to /proc/%d/timens_dilation: %s\n",
+			       cont_seq[c], s->pid, strerror(-ret));
+		return 0;
+	}
+	for (k = 0; k < n; k++) {
+		struct item *x = &it[k];
+		long double lo = 1e30L, hi = -1e30L, dc, v, mid;
+		i64 a, b, ww, hw0, hw1;
+		int ci;
+
+		if (x->skip)
+			continue;
+		if (resp_err(x, why, sizeof(why))) {
+			ksft_print_msg("continuity %s: %s\n", x->name, why);
+			ok = 0;
+			*retry = -1;
+			continue;
+		}
+		ci = x->kind == K_CLOCK ? x->arg : 0;	/* gettimeofday: CLOCK_REALTIME */
+		hw0 = w0[ci];
+		hw1 = w1[ci];
+		/* delta = (w - tA) / TDF1 + (tB - w) / TDF2, over the corners of the brackets */
+		for (a = 0; a < 2; a++)
+			for (b = 0; b < 2; b++)
+				for (ww = 0; ww < 2; ww++) {
+					long double tA = a ? x->h1[0] : x->h0[0];
+					long double tB = b ? x->h1[1] : x->h0[1];
+					long double w = ww ? hw1 : hw0;
+
+					v = (w - tA) * r1 + (tB - w) * r2;
+					if (v < lo)
+						lo = v;
+					if (v > hi)
+						hi = v;
+				}
+		dc = x->r[1].v[0] - x->r[0].v[0];
+		mid = (lo + hi) / 2;
+		lo -= 2 * x->slack;
+		hi += 2 * x->slack;
+		if (dc < lo || dc > hi) {
+			ksft_print_msg("continuity TDF %s -> %s: %s jumped by about %.0Lf ns (allowed window [%.0Lf, %.0Lf] ns around the expected advance)\n",
+				       from, cont_seq[c], x->name, dc - mid, lo - mid, hi - mid);
+			ok = 0;
+			if (dc > hi || x->kind != K_CLOCK || !clocks[x->arg].coarse)
+				*retry = -1;
+			else if (!*retry)
+				*retry = 1;
+		}
+		if (fabsl(dc - mid) > fabsl(worst)) {
+			worst = dc - mid;
+			wname = x->name;
+		}
+	}
+	ksft_print_msg("continuity TDF %s -> %s: largest deviation from the no-jump prediction: %.0Lf ns (%s)\n",
+		       from, cont_seq[c], worst, wname);
+	if (*retry < 0)
+		*retry = 0;
+	return ok;
+}
 
 static void continuity(void)
 {
 	struct item it[MAX_ITEMS];
 	struct srv s = { 0 };
-	i64 w0[NCLOCKS], w1[NCLOCKS];
-	int n, k, c, i, ret, done = 0;
+	int c, t, ret, ok, retry, done = 0;
 	char why[160];
 
 	ksft_print_msg("---- continuity (namespace with offsets, TDF changed from outside while it runs) ----\n");
@@ -691,83 +790,23 @@ static void continuity(void)
 	sleep_ns(300 * NSEC_PER_MSEC);	/* runs undilated for a while */
 
 	for (c = 0; c < NCONT; c++) {
-		i64 n1 = cont_nd[c][0], d1 = cont_nd[c][1];
-		i64 n2 = cont_nd[c + 1][0], d2 = cont_nd[c + 1][1];
-		long double r1 = tdf_rate(n1, d1), r2 = tdf_rate(n2, d2);
-		long double worst = 0;
-		const char *wname = "";
-		int ok = 1;
+		const char *from = c ? cont_seq[c - 1] : "1";
 
-		/* clock_gettime and gettimeofday items only */
-		/* slack for the faster of the two rates (coarse clocks: one dilated tick) */
-		if (n1 * d2 < n2 * d1)
-			build_items(it, n1, d1);
-		else
-			build_items(it, n2, d2);
-		n = PER_TDF_CLOCKS + 2;
-		snapshot(&s, it, n, 0, TRIES);
-		for (i = 0; i < NCLOCKS; i++)
-			w0[i] = host_ns(clocks[i].host);
-		ret = dil_write(s.pid, cont_seq[c]);
-		for (i = NCLOCKS - 1; i >= 0; i--)
-			w1[i] = host_ns(clocks[i].host);
-		snapshot(&s, it, n, 1, TRIES);
-
-		if (ret) {
-			ksft_test_result_fail("continuity: writing '%s' to /proc/%d/timens_dilation: %s\n",
-					      cont_seq[c], s.pid, strerror(-ret));
-			done++;
-			continue;
+		ok = cont_change(&s, it, c, &retry);
+		for (t = 1; !ok && retry && t < CONT_TRIES; t++) {
+			/* back to the factor before, run there, and change again */
+			ksft_print_msg("continuity TDF %s -> %s: only coarse clocks behind the window (a late tick?): try %d of %d\n",
+				       from, cont_seq[c], t + 1, CONT_TRIES);
+			ret = dil_write(s.pid, from);
+			if (ret) {
+				ksft_print_msg("continuity: writing '%s' back: %s\n", from, strerror(-ret));
+				break;
+			}
+			sleep_ns(150 * NSEC_PER_MSEC);
+			ok = cont_change(&s, it, c, &retry);
 		}
-		for (k = 0; k < n; k++) {
-			struct item *x = &it[k];
-			long double lo = 1e30L, hi = -1e30L, dc, v, mid;
-			i64 a, b, ww, hw0, hw1;
-			int ci;
-
-			if (x->skip)
-				continue;
-			if (resp_err(x, why, sizeof(why))) {
-				ksft_print_msg("continuity %s: %s\n", x->name, why);
-				ok = 0;
-				continue;
-			}
-			ci = x->kind == K_CLOCK ? x->arg : 0;	/* gettimeofday: CLOCK_REALTIME */
-			hw0 = w0[ci];
-			hw1 = w1[ci];
-			/* delta = (w - tA) / TDF1 + (tB - w) / TDF2, over the corners of the brackets */
-			for (a = 0; a < 2; a++)
-				for (b = 0; b < 2; b++)
-					for (ww = 0; ww < 2; ww++) {
-						long double tA = a ? x->h1[0] : x->h0[0];
-						long double tB = b ? x->h1[1] : x->h0[1];
-						long double w = ww ? hw1 : hw0;
-
-						v = (w - tA) * r1 + (tB - w) * r2;
-						if (v < lo)
-							lo = v;
-						if (v > hi)
-							hi = v;
-					}
-			dc = x->r[1].v[0] - x->r[0].v[0];
-			mid = (lo + hi) / 2;
-			lo -= 2 * x->slack;
-			hi += 2 * x->slack;
-			if (dc < lo || dc > hi) {
-				ksft_print_msg("continuity TDF %s -> %s: %s jumped by about %.0Lf ns (allowed window [%.0Lf, %.0Lf] ns around the expected advance)\n",
-					       c ? cont_seq[c - 1] : "1", cont_seq[c], x->name,
-					       dc - mid, lo - mid, hi - mid);
-				ok = 0;
-			}
-			if (fabsl(dc - mid) > fabsl(worst)) {
-				worst = dc - mid;
-				wname = x->name;
-			}
-		}
-		ksft_print_msg("continuity TDF %s -> %s: largest deviation from the no-jump prediction: %.0Lf ns (%s)\n",
-			       c ? cont_seq[c - 1] : "1", cont_seq[c], worst, wname);
 		ksft_test_result(ok, "continuity: TDF %s -> %s of a running namespace, no clock jumps (all clocks, vdso+syscall)\n",
-				 c ? cont_seq[c - 1] : "1", cont_seq[c]);
+				 from, cont_seq[c]);
 		done++;
 		sleep_ns(150 * NSEC_PER_MSEC);
 	}
