@@ -1,0 +1,3 @@
+module ftgoprobe
+
+go 1.21
