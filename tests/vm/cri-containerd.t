@@ -1,16 +1,8 @@
 #!/bin/bash
 # tdc-timeout: 600
-# Kubernetes path through the CRI (the API the kubelet uses): Debian's
-# containerd 1.6 with its built-in CRI plugin, started here with its own
-# config and tmpfs root/state, driven by runtime-hooks/bin/tdf-cri (a small
-# k8s.io/cri-api runtime.v1 client). Runtime handler "dilated" (what a
-# RuntimeClass "dilated" names): the runc shim with BinaryName =
-# runtime-hooks/bin/tdf-runtime, which execs build/bin/runc (runc 1.3.6: time
-# namespaces) and adds the time namespace and tdf-oci-hook to annotated
-# bundles; pod_annotations lets io.github.time-dilated-containers.* through.
-# CNI: Debian's bridge + host-local, chained with tools/bin/tdf-cni (netem
-# from the netem annotation, scaled by the TDF). Images: OCI archives made
-# from busybox-static by "tdf-cri mkimage" and imported with ctr (no registry).
+# Kubernetes path through the CRI (the API the kubelet uses): containerd 1.6
+# with its CRI plugin, runtime handler "dilated" (tdf-runtime), CNI bridge +
+# host-local + tdf-cni, busybox images; the setup is tests/lib/cri.sh's.
 #   1 the CRI plugin is loaded; 2 the images are visible through the CRI
 #   3-9 pod with tdf=10, netem=dsl and a container with a 20-CPU limit: the
 #     sandbox and the container run, TDF 10 in a time namespace of its own,
@@ -25,118 +17,13 @@
 set -u
 export LC_ALL=C
 ROOT=${TDC_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-RUNC=$ROOT/build/bin/runc
-WRAP=$ROOT/runtime-hooks/bin/tdf-runtime
-HOOK=$ROOT/runtime-hooks/bin/tdf-oci-hook
-CRI=$ROOT/runtime-hooks/bin/tdf-cri
-CNI=$ROOT/tools/bin/tdf-cni
-KEY=io.github.time-dilated-containers.tdf
-NKEY=io.github.time-dilated-containers.netem
 S=${CRI_TEST_SLEEP:-30}     # host seconds between two clock reads
-BR=tdfcri0
 . "$ROOT/tests/lib/tap.sh"
 . "$ROOT/tests/lib/container.sh"
+. "$ROOT/tests/lib/cri.sh"
 tap_plan 13
-
-# a missing prerequisite is a failure here (setup-host installs them all)
-fail_rest() {
-	while [ "$TAP_N" -lt "$TAP_TOTAL" ]; do notok "CRI test" "$1"; done
-	exit 1
-}
-
-T=$(mktemp -d /tmp/cri-test.XXXXXX)
-SOCK=$T/containerd.sock
-CGP=tdf-cri-test-$$
-CTRD=
-cri() { timeout 300 "$CRI" -e "unix://$SOCK" "$@"; }
-cleanup() {
-	local id p
-	if [ -n "$CTRD" ]; then
-		for id in $(cri ps 2>/dev/null | awk '{print $1}'); do cri stop "$id" >/dev/null 2>&1; cri rm "$id" >/dev/null 2>&1; done
-		for id in $(cri pods 2>/dev/null | awk '{print $1}'); do cri stopp "$id" >/dev/null 2>&1; cri rmp "$id" >/dev/null 2>&1; done
-		kill "$CTRD" 2>/dev/null; wait "$CTRD" 2>/dev/null
-		# shims left by a failed run: they name our socket on their command line
-		for p in $(pgrep -f -- "-address $SOCK"); do kill "$p" 2>/dev/null; done
-	fi
-	jobs -p | xargs -r kill 2>/dev/null
-	ip link del "$BR" 2>/dev/null
-	find "/sys/fs/cgroup/$CGP" -depth -type d -exec rmdir {} \; 2>/dev/null
-	umount -l "$T" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-
-container_check containerd ctr containerd-shim-runc-v2 jq nsenter tc
-[ -n "$why" ] && fail_rest "$why"
-for f in "$RUNC" "$WRAP" "$HOOK" "$CRI" "$CNI" /usr/lib/cni/bridge /usr/lib/cni/host-local /usr/lib/cni/loopback; do
-	[ -x "$f" ] || fail_rest "$f missing (make build-tools; containernetworking-plugins)"
-done
-container_cgroup2
-mount -t tmpfs -o mode=0755 tmpfs "$T" || fail_rest "cannot mount a tmpfs on $T"
-mkdir -p "$T/bin" "$T/cni-bin" "$T/net.d" "$T/ipam" "$T/logs" "$T/ctl" "$T/ctl2"
-# the binaries that run per container go to the tmpfs: from the guest's 9p
-# root every exec of a 16 MB Go binary (runc, the shim) costs seconds of
-# page faults, and containerd gives a task's delete 10 s
-cp "$RUNC" "$WRAP" "$HOOK" "$CRI" "$CNI" "$(command -v containerd-shim-runc-v2)" "$T/bin/" ||
-	fail_rest "cannot copy the binaries to $T/bin"
-RUNC=$T/bin/runc WRAP=$T/bin/tdf-runtime HOOK=$T/bin/tdf-oci-hook CRI=$T/bin/tdf-cri CNI=$T/bin/tdf-cni
-export PATH=$T/bin:$PATH
-for p in bridge host-local loopback; do ln -s "/usr/lib/cni/$p" "$T/cni-bin/$p"; done
-ln -s "$CNI" "$T/cni-bin/tdf-cni"
-cat >"$T/net.d/10-tdf.conflist" <<EOF
-{"cniVersion": "1.0.0", "name": "tdf-test", "plugins": [
-  {"type": "bridge", "bridge": "$BR", "isGateway": true, "ipMasq": false,
-   "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.231.0.0/24"}]], "dataDir": "$T/ipam"}},
-  {"type": "tdf-cni", "profileDir": "$ROOT/netem-profiles",
-   "capabilities": {"io.kubernetes.cri.pod-annotations": true}}
-]}
-EOF
-cat >"$T/tdf-runtime.conf" <<EOF
-# tdf-runtime's configuration (TDF_RUNTIME_CONFIG)
-runtime = $RUNC
-hook = $HOOK
-EOF
-cat >"$T/config.toml" <<EOF
-version = 2
-root = "$T/root"
-state = "$T/state"
-disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
-  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs"]
-[grpc]
-  address = "$SOCK"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "localhost/tdf-pause:1"
-  disable_apparmor = true
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "native"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        BinaryName = "$RUNC"
-        Root = "$T/runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.dilated]
-      runtime_type = "io.containerd.runc.v2"
-      pod_annotations = ["io.github.time-dilated-containers.*"]
-      container_annotations = ["io.github.time-dilated-containers.*"]
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.dilated.options]
-        BinaryName = "$WRAP"
-        Root = "$T/runc"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "$T/cni-bin"
-    conf_dir = "$T/net.d"
-EOF
-echo "# $(containerd --version), $("$RUNC" --version | head -1), kernel $(uname -r)"
-TDF_RUNTIME_CONFIG=$T/tdf-runtime.conf containerd --config "$T/config.toml" >"$T/containerd.log" 2>&1 &
-CTRD=$!
-up=
-for _ in $(seq 1 120); do
-	cri version >/dev/null 2>&1 && { up=1; break; }
-	kill -0 "$CTRD" 2>/dev/null || break
-	sleep 0.5
-done
-[ -n "$up" ] || fail_rest "containerd did not come up: $(tail -5 "$T/containerd.log")"
-echo "# CRI: $(cri version)"
+cri_setup
+mkdir -p "$T/ctl" "$T/ctl2"
 
 # 1: the CRI plugin is built in and loaded
 out=$(ctr --address "$SOCK" plugins ls 2>&1)
@@ -147,49 +34,9 @@ else
 fi
 
 # 2: images from busybox-static, imported into the k8s.io namespace
-out=$( { "$CRI" mkimage "$T/pause.tar" localhost/tdf-pause:1 "$BB" /bin/sh -c 'trap "exit 0" TERM; while :; do sleep 3600 & wait; done' &&
-	"$CRI" mkimage "$T/busybox.tar" localhost/tdf-busybox:1 "$BB" /bin/sh &&
-	ctr --address "$SOCK" -n k8s.io images import --snapshotter native "$T/pause.tar" &&
-	ctr --address "$SOCK" -n k8s.io images import --snapshotter native "$T/busybox.tar" &&
-	cri image localhost/tdf-pause:1 && cri image localhost/tdf-busybox:1; } 2>&1)
+out=$( { cri_mkimage pause localhost/tdf-pause:1 /bin/sh -c 'trap "exit 0" TERM; while :; do sleep 3600 & wait; done' &&
+	cri_mkimage busybox localhost/tdf-busybox:1 /bin/sh; } 2>&1)
 if [ $? -eq 0 ]; then ok "images imported, visible through the CRI"; else notok "images imported" "$out"; fail_rest "no images"; fi
-
-# pod.json NAME UID ANNOTATIONS(JSON object) > file
-podjson() {
-	cat <<EOF
-{"metadata": {"name": "$1", "uid": "$2", "namespace": "default", "attempt": 0},
- "hostname": "$1", "log_directory": "$T/logs/$1", "annotations": $3,
- "linux": {"cgroup_parent": "/$CGP"}}
-EOF
-}
-# ctr.json NAME CTLDIR QUOTA SCRIPT > file
-ctrjson() {
-	jq -n --arg name "$1" --arg ctl "$2" --argjson quota "$3" --arg script "$4" '{
-		metadata: {name: $name}, image: {image: "localhost/tdf-busybox:1"},
-		command: ["/bin/sh", "-c", $script], log_path: ($name + ".log"),
-		mounts: [{container_path: "/ctl", host_path: $ctl}],
-		linux: {resources: {cpu_quota: $quota, cpu_period: 100000}}}'
-}
-bridge_ports() { ip -o link show master "$BR" 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1; }
-leftovers() {
-	cri ps 2>&1; cri pods 2>&1
-	[ -d "$T/runc/k8s.io" ] && "$RUNC" --root "$T/runc/k8s.io" list -q 2>&1
-	find "/sys/fs/cgroup/$CGP" -mindepth 1 -type d 2>/dev/null
-	bridge_ports
-	tc qdisc show 2>/dev/null | grep netem
-	ls /var/run/netns 2>/dev/null | grep '^cni-'
-	find "$T/ipam" -type f ! -name 'last_reserved_ip*' ! -name lock 2>/dev/null
-	return 0
-}
-# shims (they name our socket) still running after up to 20 s
-shims_left() {
-	local _
-	for _ in $(seq 1 40); do
-		pgrep -f -- "-address $SOCK" >/dev/null || return 0
-		sleep 0.5
-	done
-	pgrep -af -- "-address $SOCK"
-}
 
 # 3-9: the dilated pod
 podjson tdf-pod uid-tdf-1 "{\"$KEY\": \"10\", \"$NKEY\": \"dsl\"}" >"$T/pod.json"
@@ -324,12 +171,6 @@ badpod bad-netem "{\"$KEY\": \"10\", \"$NKEY\": \"no-such\"}" "annotation $NKEY:
 # take seconds in this TCG guest). c1 leaves its FIFO loop first, so that
 # both containers wait for SIGTERM in "wait"
 timeout 20 sh -c "echo quit > '$T/ctl/a'"
-rmstep() {
-	local t0=$EPOCHREALTIME out rc
-	out=$(timeout 120 "$CRI" -e "unix://$SOCK" "$@" 2>&1); rc=$?
-	echo "# $*: rc $rc, $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.1f", b - a}') s${out:+: $out}"
-	return $rc
-}
 rmstep stop "$C1" && rmstep rm "$C1" && rmstep stop "$C2" && rmstep rm "$C2" &&
 	rmstep stopp "$POD" && rmstep rmp "$POD" && rmstep stopp "$POD2" && rmstep rmp "$POD2"
 rc=$?
