@@ -10,9 +10,10 @@
  * batch of N libc clock_gettime(CLOCK_MONOTONIC) calls, and times both with
  * its own CLOCK_MONOTONIC: the parent stays in the root time namespace and
  * is not preloaded, while the workers' clocks are dilated or faked and
- * could not time themselves.  ns/call = (batch - empty) / N; reported: the
+ * could not time themselves.  ns/call = (batch - median empty) / N; reported: the
  * median and minimum over the rounds, ratios of the medians against the
- * root and the offset-only namespace, and the rate of each worker's clock
+ * root and the offset-only namespace, "paired" ratios (median over rounds
+ * of the ratio within the round), and the rate of each worker's clock
  * (its last reading of the first and last batch against host time), which
  * shows the benchmarked clocks really run at 1/TDF.
  *
@@ -259,7 +260,7 @@ static double minimum(double *v, int n)
 static int cost(int have_dil, uint64_t n, int rounds, int cpu)
 {
 	struct proc w[NMECH];
-	double ns[NMECH][rounds], med[NMECH], rate[NMECH];
+	double ns[NMECH][rounds], empty[NMECH][rounds], med[NMECH], rate[NMECH], pr[NMECH], po[NMECH];
 	int64_t h0[NMECH], c0[NMECH], h1[NMECH], c1[NMECH], last;
 	cpu_set_t s;
 	int m, r, k;
@@ -291,8 +292,23 @@ static int cost(int have_dil, uint64_t n, int rounds, int cpu)
 			b = batch(&w[m], n, &last);
 			h1[m] = host_ns();
 			c1[m] = last;
-			ns[m][r] = (double)(b - e) / n;
+			empty[m][r] = e;
+			ns[m][r] = b;
 		}
+	}
+	/*
+	 * subtract the worker's median empty round trip, not the round's own:
+	 * on a loaded host one preempted empty trip would otherwise swamp
+	 * (even turn negative) the batch next to it
+	 */
+	for (m = 0; m < NMECH; m++) {
+		double e;
+
+		if (m == M_DILATED && !have_dil)
+			continue;
+		e = median(empty[m], rounds);
+		for (r = 0; r < rounds; r++)
+			ns[m][r] = (ns[m][r] - e) / n;
 	}
 	for (m = 0; m < NMECH; m++) {
 		if (m == M_DILATED && !have_dil)
@@ -301,19 +317,37 @@ static int cost(int have_dil, uint64_t n, int rounds, int cpu)
 		rate[m] = (double)(c1[m] - c0[m]) / (h1[m] - h0[m]);
 		finish(&w[m]);
 	}
-	printf("%-34s %10s %10s %8s %10s %10s\n", "mechanism", "ns/call", "min", "x root", "x offset", "clock rate");
+	/*
+	 * paired ratios: median over rounds of the ratio within a round, whose
+	 * batches are neighbours, so that slow drifts of a loaded host cancel
+	 */
+	for (m = 0; m < NMECH; m++) {
+		double q[rounds];
+
+		if (m == M_DILATED && !have_dil)
+			continue;
+		for (r = 0; r < rounds; r++)
+			q[r] = ns[m][r] / ns[M_ROOT][r];
+		pr[m] = median(q, rounds);
+		for (r = 0; r < rounds; r++)
+			q[r] = ns[m][r] / ns[M_OFFSET][r];
+		po[m] = median(q, rounds);
+	}
+	printf("%-34s %9s %9s %8s %8s %8s %8s %10s\n", "mechanism", "ns/call", "min",
+	       "x root", "paired", "x offset", "paired", "clock rate");
 	for (m = 0; m < NMECH; m++) {
 		if (m == M_DILATED && !have_dil)
 			continue;
-		printf("%-34s %10.1f %10.1f %8.2f %10.2f %10.4f\n", mech_desc[m], med[m],
-		       minimum(ns[m], rounds), med[m] / med[M_ROOT], med[m] / med[M_OFFSET], rate[m]);
+		printf("%-34s %9.1f %9.1f %8.2f %8.2f %8.2f %8.2f %10.4f\n", mech_desc[m], med[m],
+		       minimum(ns[m], rounds), med[m] / med[M_ROOT], pr[m],
+		       med[m] / med[M_OFFSET], po[m], rate[m]);
 	}
 	for (m = 0; m < NMECH; m++) {
 		if (m == M_DILATED && !have_dil)
 			continue;
-		printf("result cost mech=%s ns_per_call=%.1f min=%.1f vs_root=%.3f vs_offset=%.3f rate=%.5f\n",
-		       mech_name[m], med[m], minimum(ns[m], rounds), med[m] / med[M_ROOT],
-		       med[m] / med[M_OFFSET], rate[m]);
+		printf("result cost mech=%s ns_per_call=%.1f min=%.1f vs_root=%.3f vs_root_paired=%.3f vs_offset=%.3f vs_offset_paired=%.3f rate=%.5f\n",
+		       mech_name[m], med[m], minimum(ns[m], rounds), med[m] / med[M_ROOT], pr[m],
+		       med[m] / med[M_OFFSET], po[m], rate[m]);
 	}
 	/* back to all CPUs for the matrix */
 	CPU_ZERO(&s);
@@ -437,7 +471,7 @@ static int matrix(int have_dil, double secs)
 
 int main(int argc, char **argv)
 {
-	int opt, rounds = 11, cpu = -1, do_cost = 1, do_matrix = 1, have_dil;
+	int opt, rounds = 21, cpu = -1, do_cost = 1, do_matrix = 1, have_dil;
 	uint64_t n = 100000;
 	double secs = 2;
 	char exe[PATH_MAX];
