@@ -726,6 +726,162 @@ static inline struct rate_out rate_check(const struct sample2 *s, long double ex
 	return o;
 }
 
+/*
+ * Can the check tell the TDF under test from twice and from half of it?
+ * rate_check() accepts a child delta dc iff
+ *	expect * dmin * (1 - eps) - sl <= dc <= expect * dmax * (1 + eps) + sl
+ * (sl = 2 * slack).  A kernel applying 2 * TDF advances 1/2 as fast: its
+ * true delta is at most expect/2 * dmax and its reading at most sl above
+ * that; one applying TDF/2 reads at least 2 * expect * dmin - sl.  Both are
+ * rejected, whatever the noise inside the bracket, iff
+ *	expect/2 * dmax + 2 sl < expect * dmin * (1 - eps)	and
+ *	2 * expect * dmin - 2 sl > expect * dmax * (1 + eps),
+ * roughly 2 dmin - dmax > 4 sl / expect: the bracket may be at most about
+ * twice as wide as it is long.  (unc <= WEAK_UNC implies both.)
+ */
+static inline int rate_resolves(const struct sample2 *s, long double expect)
+{
+	long double dmin = (long double)(s->h0B - s->h1A);
+	long double dmax = (long double)(s->h1B - s->h0A);
+	long double sl = 2.0L * s->slack;
+
+	return dmin > 0 &&
+	       expect / 2 * dmax + 2 * sl < expect * dmin * (1 - RATE_EPS) &&
+	       2 * expect * dmin - 2 * sl > expect * dmax * (1 + RATE_EPS);
+}
+
+/*
+ * Scheduling noise (TCG, shared host CPUs) can widen a bracket; it does not
+ * repeat, while a wrong rate does.  A measurement whose bracket is wider than
+ * +-WEAK_UNC is taken again (both snapshots), up to RATE_ROUNDS times in all,
+ * and the narrowest bracket is kept.  The bounds are never widened: every
+ * round must be within them (a correct kernel cannot fail one, so a round
+ * out of bounds is final), and the narrowest bracket must still reject
+ * TDF x2 and /2 (rate_resolves()), or the point fails.
+ */
+#define WEAK_UNC	0.25L			/* wider: the snapshots are re-taken */
+#define RATE_ROUNDS	5			/* at most, narrowest bracket kept */
+
+/* the rounds of one such measurement */
+struct rate_acc {
+	struct sample2 best;	/* narrowest bracket so far */
+	struct rate_out bo;	/* its check */
+	int rounds;		/* rounds taken */
+	int out;		/* rounds out of bounds */
+};
+
+static inline void rate_acc_add(struct rate_acc *a, const struct sample2 *s, long double expect)
+{
+	struct rate_out o = rate_check(s, expect);
+
+	if (!o.ok)
+		a->out++;
+	if (!a->rounds || o.unc < a->bo.unc) {
+		a->best = *s;
+		a->bo = o;
+	}
+	a->rounds++;
+}
+
+/* no further round needed: out of bounds once (final), or tight */
+static inline int rate_acc_settled(const struct rate_acc *a)
+{
+	return a->rounds && (a->out || a->bo.unc <= WEAK_UNC);
+}
+
+/* every round within the bounds, and the narrowest bracket resolves the TDF */
+static inline int rate_acc_ok(const struct rate_acc *a)
+{
+	return a->rounds && !a->out && rate_resolves(&a->best, a->bo.expect);
+}
+
+/* " (narrowest of N rounds)", "  <== OUT OF BOUNDS ...", "  <== FAIL: ..." */
+static inline const char *rate_acc_note(const struct rate_acc *a, char *buf, size_t sz)
+{
+	int o = 0;
+
+	buf[0] = '\0';
+	if (a->rounds > 1)
+		o += snprintf(buf + o, sz - o, " (narrowest of %d rounds)", a->rounds);
+	if (a->out)
+		snprintf(buf + o, sz - o, "  <== OUT OF BOUNDS in %d of %d rounds", a->out, a->rounds);
+	else if (!rate_resolves(&a->best, a->bo.expect))
+		snprintf(buf + o, sz - o, "  <== FAIL: bracket too wide after %d rounds to tell the TDF from twice or half of it",
+			 a->rounds);
+	return buf;
+}
+
+/*
+ * One clock reading op(arg), value v[vi], of the server, as a rate
+ * measurement against the host clock @host.
+ */
+struct rate_item {
+	int op, arg, vi;
+	clockid_t host;
+	i64 slack;
+	long double expect;	/* rate, 1/TDF */
+	struct rate_acc acc;
+	int err;		/* errno of a failed reading, -1: server gone */
+	struct resp r[2];	/* the readings of the last round */
+	i64 h0[2], h1[2];
+};
+
+static inline int rate_item_settled(const struct rate_item *x)
+{
+	return x->err || rate_acc_settled(&x->acc);
+}
+
+/*
+ * Up to @rounds rounds of the items not settled yet: snapshot A of each,
+ * @interval_ns of host time, snapshot B of each (every reading the
+ * narrowest of @tries exchanges).  Returns the rounds taken.
+ */
+static inline int rate_rounds(struct srv *s, struct rate_item *it, int n, int rounds, int tries,
+			      i64 interval_ns, const char *what)
+{
+	char act[n];
+	int round, k, j, pending, again;
+
+	for (round = 0; round < rounds; round++) {
+		for (pending = again = 0, k = 0; k < n; k++) {
+			act[k] = !rate_item_settled(&it[k]);
+			pending += act[k];
+			again += act[k] && it[k].acc.rounds;
+		}
+		if (!pending)
+			break;
+		if (again)
+			ksft_print_msg("%s: %d bracket(s) wider than +-%.0Lf%%, measuring again\n",
+				       what, again, WEAK_UNC * 100);
+		for (j = 0; j < 2; j++) {
+			if (j)
+				sleep_ns(interval_ns);
+			for (k = 0; k < n; k++) {
+				struct rate_item *x = &it[k];
+
+				if (!act[k] || x->err)
+					continue;
+				if (srv_bracket(s, x->op, x->arg, x->host, tries, &x->h0[j], &x->h1[j],
+						&x->r[j]))
+					x->err = -1;
+				else if (x->r[j].err)
+					x->err = x->r[j].err;
+			}
+		}
+		for (k = 0; k < n; k++) {
+			struct rate_item *x = &it[k];
+			struct sample2 sm = {
+				x->r[0].v[x->vi], x->r[1].v[x->vi],
+				x->h0[0], x->h1[0], x->h0[1], x->h1[1], x->slack
+			};
+
+			if (act[k] && !x->err)
+				rate_acc_add(&x->acc, &sm, x->expect);
+		}
+	}
+	return round;
+}
+
 /* ------------------------------------------------------------------ */
 /* TAP helpers                                                         */
 

@@ -189,29 +189,31 @@ static int write_offset(pid_t pid, clockid_t clk, i64 ns)
 }
 
 /*
- * S's CLOCK_MONOTONIC (clock index 2) runs at rate d/n, read with @op;
- * optionally also not negative.
+ * S's CLOCK_MONOTONIC (clock index 2) runs at rate d/n, read with @op:
+ * both sides bounded (rate_check()), and the bracket narrow enough to tell
+ * TDF n/d from twice and half of it; a wider one is measured again, up to
+ * RATE_ROUNDS times, the narrowest kept (dilation.h).
  */
 static int rate_ok(struct chain *c, int op, i64 n, i64 d, const char *what)
 {
-	struct sample2 sm = { 0 };
-	struct rate_out o;
-	struct resp r;
+	struct rate_item x = {
+		.op = op, .arg = 2, .host = CLOCK_MONOTONIC, .slack = 1,
+		.expect = tdf_rate(n, d),
+	};
+	const struct rate_out *o = &x.acc.bo;
+	char note[160];
 
-	if (srv_bracket(&c->s, op, 2, CLOCK_MONOTONIC, TRIES, &sm.h0A, &sm.h1A, &r) || r.err)
+	rate_rounds(&c->s, &x, 1, RATE_ROUNDS, TRIES, INTERVAL_NS, what);
+	if (x.err) {
+		ksft_print_msg("%s: CLOCK_MONOTONIC %s: %s\n", what, op == OP_CG_VDSO ? "vdso" : "syscall",
+			       x.err < 0 ? "server gone" : strerror(x.err));
 		return 0;
-	sm.vA = r.v[0];
-	sleep_ns(INTERVAL_NS);
-	if (srv_bracket(&c->s, op, 2, CLOCK_MONOTONIC, TRIES, &sm.h0B, &sm.h1B, &r) || r.err)
-		return 0;
-	sm.vB = r.v[0];
-	sm.slack = 1;
-	o = rate_check(&sm, tdf_rate(n, d));
+	}
 	ksft_print_msg("%s: CLOCK_MONOTONIC %s %lld.%09lld s, rate %.9Lf, expected %.9Lf, resolution +-%.4Lf%%%s\n",
 		       what, op == OP_CG_VDSO ? "vdso" : "syscall",
-		       sm.vB / NSEC_PER_SEC, llabs(sm.vB % NSEC_PER_SEC), o.meas, o.expect,
-		       o.unc * 100, o.ok ? "" : "  <== OUT OF BOUNDS");
-	return o.ok;
+		       x.acc.best.vB / NSEC_PER_SEC, llabs(x.acc.best.vB % NSEC_PER_SEC), o->meas, o->expect,
+		       o->unc * 100, rate_acc_note(&x.acc, note, sizeof(note)));
+	return rate_acc_ok(&x.acc);
 }
 
 /* ------------------------------------------------------------------ */

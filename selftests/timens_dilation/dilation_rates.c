@@ -25,8 +25,6 @@ static const struct tdf tdfs[] = {
 
 #define INTERVAL_NS	(250 * NSEC_PER_MSEC)	/* host time between A and B */
 #define TRIES		5			/* exchanges per reading, narrowest kept */
-#define WEAK_UNC	0.25L			/* wider: the snapshots are re-taken */
-#define ROUNDS		5			/* at most, narrowest bracket kept */
 
 enum kind { K_CLOCK, K_GTOD, K_TIME, K_UPTIME, K_SYSINFO };
 
@@ -187,29 +185,7 @@ static struct sample2 sample_of(const struct item *x)
 	return s;
 }
 
-/*
- * Can the check tell the TDF under test from twice and from half of it?
- * rate_check() accepts a child delta dc iff
- *	expect * dmin * (1 - eps) - sl <= dc <= expect * dmax * (1 + eps) + sl
- * (sl = 2 * slack).  A kernel applying 2 * TDF advances 1/2 as fast: its
- * true delta is at most expect/2 * dmax and its reading at most sl above
- * that; one applying TDF/2 reads at least 2 * expect * dmin - sl.  Both are
- * rejected, whatever the noise inside the bracket, iff
- *	expect/2 * dmax + 2 sl < expect * dmin * (1 - eps)	and
- *	2 * expect * dmin - 2 sl > expect * dmax * (1 + eps),
- * roughly 2 dmin - dmax > 4 sl / expect: the bracket may be at most about
- * twice as wide as it is long.  (unc <= WEAK_UNC implies both.)
- */
-static int rate_resolves(const struct sample2 *s, long double expect)
-{
-	long double dmin = (long double)(s->h0B - s->h1A);
-	long double dmax = (long double)(s->h1B - s->h0A);
-	long double sl = 2.0L * s->slack;
-
-	return dmin > 0 &&
-	       expect / 2 * dmax + 2 * sl < expect * dmin * (1 - RATE_EPS) &&
-	       2 * expect * dmin - 2 * sl > expect * dmax * (1 + RATE_EPS);
-}
+/* rate_resolves(), WEAK_UNC, RATE_ROUNDS: dilation.h */
 
 /*
  * How much a rate measurement of @x can say:
@@ -264,10 +240,10 @@ static int report_rate(const char *pfx, const struct item *x, const struct tdf *
 		       o.ok ? "" : "  <== OUT OF BOUNDS");
 	if (*state == R_WIDE)
 		ksft_print_msg("%s %s: bracket wider than +-%.0Lf%% after %d rounds, but it still rejects TDF x2 and /2\n",
-			       pfx, x->name, WEAK_UNC * 100, ROUNDS);
+			       pfx, x->name, WEAK_UNC * 100, RATE_ROUNDS);
 	else if (*state == R_NOISE)
 		ksft_print_msg("%s %s: FAIL: bracket still too wide after %d rounds to tell TDF %s from twice or half of it\n",
-			       pfx, x->name, ROUNDS, t->str);
+			       pfx, x->name, RATE_ROUNDS, t->str);
 	return o.ok;
 }
 
@@ -432,12 +408,12 @@ static void run_tdf(const struct tdf *t)
 	 * was written: coarse clocks are re-anchored at their own last
 	 * value, so they do not leap at their next tick.  Scheduling noise
 	 * (TCG, shared host CPUs) can widen a bracket: the snapshots of such
-	 * items are re-taken, up to ROUNDS times, and the narrowest kept; a
+	 * items are re-taken, up to RATE_ROUNDS times, and the narrowest kept; a
 	 * point whose bracket cannot reject TDF x2 and /2 even then fails
 	 * (see rate_state()).
 	 */
 	n = build_items(it, t->n, t->d);
-	for (round = 0; round < ROUNDS; round++) {
+	for (round = 0; round < RATE_ROUNDS; round++) {
 		int pending = 0;
 
 		snapshot(&s, it, n, 0, TRIES);

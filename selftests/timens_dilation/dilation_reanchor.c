@@ -154,7 +154,13 @@ static void ext(const struct req *rq, struct resp *rs)
 	}
 }
 
-/* rate checks of a few clocks after the TDF @t (n/d) was written */
+/*
+ * Rate checks of a few clocks after the TDF @t (n/d) was written, the first
+ * round starting right after the write: both sides bounded (rate_check()),
+ * every round in bounds, and the narrowest bracket able to tell n/d from
+ * twice and half of it; wider ones are measured again, up to RATE_ROUNDS
+ * times in all (dilation.h).
+ */
 static void rate_after(struct srv *s, const char *t, i64 n, i64 d, const char *when)
 {
 	static const struct { int op, clk; } which[] = {
@@ -162,8 +168,8 @@ static void rate_after(struct srv *s, const char *t, i64 n, i64 d, const char *w
 		{ OP_CG_VDSO, 0 }, { OP_CG_SYS, 5 },	/* REALTIME, BOOTTIME */
 		{ OP_CG_VDSO, 4 }, { OP_CG_VDSO, 3 },	/* MONOTONIC_RAW, MONOTONIC_COARSE */
 	};
-	struct sample2 sm[ARRAY_SIZE(which)];
-	struct resp r = { 0 };	/* -Wmaybe-uninitialized: srv_bracket() fills it */
+	struct rate_item it[ARRAY_SIZE(which)];
+	char what[96], note[160];
 	int k, ok = 1, ret;
 	i64 tick = tick_ns();
 
@@ -173,30 +179,34 @@ static void rate_after(struct srv *s, const char *t, i64 n, i64 d, const char *w
 				      strerror(-ret));
 		return;
 	}
+	memset(it, 0, sizeof(it));
 	for (k = 0; k < (int)ARRAY_SIZE(which); k++) {
 		int c = which[k].clk;
 
-		if (srv_bracket(s, which[k].op, c, clocks[c].host, TRIES, &sm[k].h0A, &sm[k].h1A, &r) ||
-		    r.err)
-			ok = 0;
-		sm[k].vA = r.v[0];
-		sm[k].slack = 1 + (clocks[c].coarse ? (tick * d + n - 1) / n : 0);
+		it[k].op = which[k].op;
+		it[k].arg = c;
+		it[k].host = clocks[c].host;
+		it[k].slack = 1 + (clocks[c].coarse ? (tick * d + n - 1) / n : 0);
+		it[k].expect = tdf_rate(n, d);
 	}
-	sleep_ns(INTERVAL_NS);
+	snprintf(what, sizeof(what), "TDF %s %s", t, when);
+	rate_rounds(s, it, ARRAY_SIZE(which), RATE_ROUNDS, TRIES, INTERVAL_NS, what);
 	for (k = 0; k < (int)ARRAY_SIZE(which); k++) {
+		const struct rate_item *x = &it[k];
+		const struct rate_out *o = &x->acc.bo;
 		int c = which[k].clk;
-		struct rate_out o;
+		const char *how = which[k].op == OP_CG_VDSO ? "vdso" : "syscall";
 
-		if (srv_bracket(s, which[k].op, c, clocks[c].host, TRIES, &sm[k].h0B, &sm[k].h1B, &r) ||
-		    r.err)
+		if (x->err) {
+			ksft_print_msg("%s: %s %s: %s\n", what, clocks[c].name, how,
+				       x->err < 0 ? "server gone" : strerror(x->err));
 			ok = 0;
-		sm[k].vB = r.v[0];
-		o = rate_check(&sm[k], tdf_rate(n, d));
-		ksft_print_msg("TDF %s %s: %s %s: rate %.9Lf, expected %.9Lf (%+.1Lf ppm), resolution +-%.4Lf%%%s\n",
-			       t, when, clocks[c].name, which[k].op == OP_CG_VDSO ? "vdso" : "syscall",
-			       o.meas, o.expect, (o.meas / o.expect - 1) * 1e6L, o.unc * 100,
-			       o.ok ? "" : "  <== OUT OF BOUNDS");
-		ok &= o.ok;
+			continue;
+		}
+		ksft_print_msg("%s: %s %s: rate %.9Lf, expected %.9Lf (%+.1Lf ppm), resolution +-%.4Lf%%%s\n",
+			       what, clocks[c].name, how, o->meas, o->expect, (o->meas / o->expect - 1) * 1e6L,
+			       o->unc * 100, rate_acc_note(&x->acc, note, sizeof(note)));
+		ok &= rate_acc_ok(&x->acc);
 	}
 	ksft_test_result(ok, "rate follows the new TDF %s %s (MONOTONIC, REALTIME, BOOTTIME, RAW, COARSE)\n",
 			 t, when);
