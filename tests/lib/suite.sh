@@ -14,6 +14,8 @@ suite_timeout() { # suite_timeout FILE DEFAULT: "# tdc-timeout: N" in the first 
 run_suite() {
 	local name=$1 secs=$2 rc=0 t0 t1
 	shift 2
+	# a slower kernel (the debug kernel: KASAN, lockdep) scales every timeout
+	secs=$((secs * ${TDC_TIMEOUT_SCALE:-1}))
 	echo "=== $name (timeout ${secs}s)"
 	t0=$(date +%s)
 	# own process group via timeout; stdin closed; stderr interleaved. The
