@@ -5,7 +5,7 @@
 #   make build          kernel (build/linux) + helpers + selftests
 #   make test-slow      the kernel's latency selftests at TDF 3 (selftests/slow.list)
 #   make test-debug     the series as a KASAN/lockdep/UBSAN kernel: every timens selftest
-#   make bench          run bench/ in the VM (if bench/Makefile exists)
+#   make bench          the benchmarks: the vDSO natively, then bench/ in the VM
 #   make fidelity       the fidelity experiments, full runs, in the VM; report in
 #                       build/vm-out/fidelity/report.md (FIDELITY_ARGS='--short disk')
 #   make check-patches  checkpatch --strict + new W=1 warnings of kernel/patches
@@ -32,13 +32,16 @@ kernel:
 
 # Everything besides the kernel that the tests run: the dilate helper, the Go
 # tool (tools/), the OCI hook (runtime-hooks/), unshare with --time-dilation
-# (util-linux/) and the whole-program test binaries (tests/programs/).
+# (util-linux/), the whole-program test binaries (tests/programs/) and the
+# in-VM benchmarks' programs (built here: compiling in the TCG guest is slow).
 build-tools: $(BUILD)/bin/dilate
 	$(MAKE) -s -C $(ROOT)/tools build
 	$(MAKE) -s -C $(ROOT)/runtime-hooks build
 	$(ROOT)/util-linux/build.sh
 	$(MAKE) -s -C $(ROOT)/tests/programs build
 	$(MAKE) -s -C $(ROOT)/fidelity build
+	$(MAKE) -s -C $(ROOT)/bench/scale
+	$(MAKE) -s -C $(ROOT)/bench/faketime
 
 $(BUILD)/bin/dilate: $(ROOT)/scripts/dilate.c
 	@mkdir -p $(dir $@)
@@ -56,8 +59,11 @@ test:
 demo: setup build
 	@$(ROOT)/scripts/vm --timeout 300 -- $(ROOT)/scripts/demo
 
+# The benchmarks, one run: the vDSO natively on this CPU (bench/vdso-native:
+# the patched and the pristine vdso64.so on synthetic vvar pages), then in
+# the VM the vDSO against libfaketime and N dilated namespaces (bench/run*).
 bench: build
-	@if [ ! -f $(ROOT)/bench/Makefile ]; then echo "bench/Makefile does not exist yet: nothing to run" >&2; exit 1; fi
+	$(ROOT)/bench/vdso-native/run
 	$(MAKE) -C $(ROOT)/bench KSRC=$(KSRC) TDC_ROOT=$(ROOT) KHDR_INCLUDES="$(HDRS)"
 	@$(ROOT)/scripts/vm --timeout $${TDC_BENCH_TIMEOUT:-3000} -- $(MAKE) -C $(ROOT)/bench run TDC_ROOT=$(ROOT)
 
