@@ -187,6 +187,23 @@ shims_left() {
 	done
 	pgrep -af -- "-address $SOCK"
 }
+# cri_check_removed RC WHAT [--ps]: the point after removing the pods (RC:
+# the removal steps' status; WHAT: "both pods", "the 4 pods"): ok when RC is 0
+# and nothing is left (leftovers, shims_left); else not ok with what is left
+# and the end of containerd's log (--ps: the shells, shims and runc running)
+cri_check_removed() {
+	local rc=$1 what=$2 left
+	left=$(leftovers; shims_left)
+	if [ "$rc" -eq 0 ] && [ -z "$left" ]; then
+		ok "stop and remove $what: no container, shim, runc state, cgroup, veth, netem, netns or IP left"
+	else
+		notok "removing the pods leaves nothing" "rc $rc
+left: $left"
+		tail -15 "$T/containerd.log" | sed 's/^/# containerd: /'
+		[ "${3:-}" != --ps ] ||
+			ps -eo pid,stat,wchan:20,args | grep -v grep | grep -E 'sh -c|shim|runc' | sed 's/^/# ps: /'
+	fi
+}
 # rmstep CRI-ARGS...: one step of the removal, timed (runc calls take seconds
 # in a TCG guest)
 rmstep() {

@@ -28,15 +28,25 @@ get() { # get MODE KEY
 		for (i = 3; i <= NF; i++) { split($i, a, "="); if (a[1] == k) print a[2] } }' | head -1
 }
 num() { [[ $1 =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; }
+# expect N OK NOT-OK VALUE WANT...: TAP point N, "ok N OK" when every VALUE
+# is its WANT, else "not ok N NOT-OK"
+expect() {
+	local n=$1 yes=$2 no=$3
+	shift 3
+	while [ $# -ge 2 ]; do
+		[ "$1" = "$2" ] || { echo "not ok $n $no"; return; }
+		shift 2
+	done
+	echo "ok $n $yes"
+}
 
-[ $rc = 0 ] && [ "$(get dilated ok)" = 1 ] && [ "$(get offset ok)" = 1 ] &&
-	echo "ok 1 bench/scale/run -n 10 completes (both modes ok)" ||
-	echo "not ok 1 bench/scale/run -n 10: exit $rc, ok=$(get dilated ok)/$(get offset ok)"
+d=$(get dilated ok); o=$(get offset ok)
+expect 1 "bench/scale/run -n 10 completes (both modes ok)" \
+	"bench/scale/run -n 10: exit $rc, ok=$d/$o" "$rc" 0 "$d" 1 "$o" 1
 
 c=$(get dilated created); s=$(get dilated silent); so=$(get offset silent)
-[ "$c" = 10 ] && [ "$s" = 0 ] && [ "$so" = 0 ] &&
-	echo "ok 2 all 10 namespaces created and every timer fired in both modes" ||
-	echo "not ok 2 created=$c, namespaces that never fired: dilated $s, offset $so"
+expect 2 "all 10 namespaces created and every timer fired in both modes" \
+	"created=$c, namespaces that never fired: dilated $s, offset $so" "$c" 10 "$s" 0 "$so" 0
 
 p50=$(get dilated p50_us); p99=$(get dilated p99_us)
 num "$p50" && num "$p99" && awk -v a="$p50" -v b="$p99" 'BEGIN { exit !(a >= 0 && b >= a) }' &&
@@ -53,9 +63,8 @@ done
 	echo "not ok 4 some figures missing"
 
 e=$(get dilated early); eo=$(get offset early); er=$(get dilated errors)
-[ "$e" = 0 ] && [ "$eo" = 0 ] && [ "$er" = 0 ] &&
-	echo "ok 5 no timer woke before its deadline, no clock errors" ||
-	echo "not ok 5 early wake-ups: dilated $e, offset $eo; errors $er"
+expect 5 "no timer woke before its deadline, no clock errors" \
+	"early wake-ups: dilated $e, offset $eo; errors $er" "$e" 0 "$eo" 0 "$er" 0
 
 smp=$(get dilated samples); exp=$(get dilated expected)
 if num "$smp" && num "$exp" && [ "$exp" -gt 0 ] &&

@@ -173,13 +173,4 @@ badpod bad-netem "{\"$KEY\": \"10\", \"$NKEY\": \"no-such\"}" "annotation $NKEY:
 timeout 20 sh -c "echo quit > '$T/ctl/a'"
 rmstep stop "$C1" && rmstep rm "$C1" && rmstep stop "$C2" && rmstep rm "$C2" &&
 	rmstep stopp "$POD" && rmstep rmp "$POD" && rmstep stopp "$POD2" && rmstep rmp "$POD2"
-rc=$?
-left=$(leftovers; shims_left)
-if [ $rc -eq 0 ] && [ -z "$left" ]; then
-	ok "stop and remove both pods: no container, shim, runc state, cgroup, veth, netem, netns or IP left"
-else
-	notok "removing the pods leaves nothing" "rc $rc
-left: $left"
-	tail -15 "$T/containerd.log" | sed 's/^/# containerd: /'
-	ps -eo pid,stat,wchan:20,args | grep -v grep | grep -E 'sh -c|shim|runc' | sed 's/^/# ps: /'
-fi
+cri_check_removed $? "both pods" --ps

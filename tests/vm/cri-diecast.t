@@ -287,11 +287,4 @@ fi
 rc=0
 for c in "${CTRS[@]}"; do rmstep stop "$c" 10 >/dev/null && rmstep rm "$c" >/dev/null || rc=1; done
 for pod in "${PODS[@]}"; do rmstep stopp "$pod" >/dev/null && rmstep rmp "$pod" >/dev/null || rc=1; done
-left=$(leftovers; shims_left)
-if [ $rc -eq 0 ] && [ -z "$left" ]; then
-	ok "stop and remove the $((${#PODS[@]})) pods: no container, shim, runc state, cgroup, veth, netem, netns or IP left"
-else
-	notok "removing the pods leaves nothing" "rc $rc
-left: $left"
-	tail -15 "$T/containerd.log" | sed 's/^/# containerd: /'
-fi
+cri_check_removed $rc "the ${#PODS[@]} pods"
