@@ -8,14 +8,18 @@
 # the window against PERIOD x TDF of host time: [0.8, 1.05]; a kernel that
 # ignores the factor fires ten times as often, one that squares it a tenth).
 # About 25 s under TCG with build/bench-scale/timens_scale built on the host
-# (make -C bench/scale); 80 s when the VM has to compile it.
-# tdc-timeout: 180
+# (make -C bench/scale); 80 s when the VM has to compile it.  Then the nodes
+# benchmark in short (bench/scale/nodes -n 2 -s 1, about 60 s): both
+# dilated-node nodes start, the RTT and rate figures are there (one iperf3
+# sample), and nothing is left behind; whether they are in range is for
+# tests/vm/node-rtt.t and node-iperf.t.
+# tdc-timeout: 360
 set -u
 ROOT=${TDC_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 echo "TAP version 13"
-echo "1..6"
+echo "1..7"
 fail_all() {
-	for i in 1 2 3 4 5 6; do echo "not ok $i bench-scale: $1"; done
+	for i in 1 2 3 4 5 6 7; do echo "not ok $i bench-scale: $1"; done
 	exit 1
 }
 [ "$(id -u)" = 0 ] || fail_all "needs root"
@@ -73,3 +77,19 @@ if num "$smp" && num "$exp" && [ "$exp" -gt 0 ] &&
 else
 	echo "not ok 6 dilated expiries $smp, expected $exp at TDF 10 (want [0.8, 1.05] x)"
 fi
+
+# 7: the nodes benchmark in short (needs tools/bin/dilated-node and iperf3)
+nout=$("$ROOT/bench/scale/nodes" -n 2 -s 1 2>&1); nrc=$?
+echo "$nout" | sed 's/^/# /'
+nget() { # nget KEY: from the "# result nodes" line
+	echo "$nout" | awk -v k="$1" '/^# result nodes / {
+		for (i = 4; i <= NF; i++) { split($i, a, "="); if (a[1] == k) print a[2] } }' | head -1
+}
+st=$(nget started); rs=$(nget rate_sampled); lf=$(nget leftover_links)
+rtt=$(nget rtt_ms); rate=$(nget rate_mbit)
+# min/med/max figures, the rate above 0 (0: iperf3 gave no result)
+figs=$(awk -v r="$rtt" -v m="$rate" 'BEGIN { p = "^[0-9.]+/[0-9.]+/[0-9.]+$"
+	print (r ~ p && m ~ p && m + 0 > 0) ? "yes" : "no" }')
+expect 7 "bench/scale/nodes -n 2 -s 1 completes: 2 nodes, RTT $rtt ms, rate $rate Mbit/s, no link left" \
+	"bench/scale/nodes -n 2 -s 1: exit $nrc, started '$st', rate samples '$rs', RTT '$rtt', rate '$rate', links left '$lf'" \
+	"$nrc" 0 "$st" 2 "$rs" 1 "$figs" yes "$lf" 0
