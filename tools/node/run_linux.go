@@ -620,12 +620,22 @@ func (r *runner) run() (int, error) {
 	}
 	// Hold the namespaces until the teardown, so that their numbers cannot
 	// be given to new namespaces before the teardown has looked for them.
+	var netNSFile *os.File
 	for _, kind := range []string{"net", "time"} {
 		if f, err := os.Open("/proc/" + spid + "/ns/" + kind); err == nil {
 			r.nsFiles = append(r.nsFiles, f)
+			if kind == "net" {
+				netNSFile = f
+			}
 		}
 	}
 	netNS, timeNS, tdf := r.rec.NetNS, r.rec.TimeNS, r.rec.TDF
+	if !p.NoNet && netNSFile != nil {
+		// Undone after the processes are gone, before the veth is: their
+		// connections' FINs and resets, and answers to peers, get out.
+		bound := lingerBound(p)
+		r.push("connections of the node", func() error { return lingerConnections(netNSFile, p.NodeIf, bound) })
+	}
 	r.push("processes of the node", func() error { return killNodeProcs(netNS, timeNS, tdf, nil) })
 	if err := faultAfter("netns"); err != nil {
 		killChild()
