@@ -13,7 +13,10 @@
  *  - after each step the wall clocks run at 1/TDF of the host rate, both
  *    sides bounded and resolving TDF x2 and /2 (dilation.h);
  *  - during a slew the namespace's wall clocks run at 1/TDF of the slewed
- *    host wall clock, and its REALTIME - MONOTONIC stays constant.
+ *    host wall clock, and its REALTIME - MONOTONIC stays constant;
+ *  - an absolute clock_nanosleep() on CLOCK_REALTIME in the namespace
+ *    expires when the namespace's clock reaches its time, across host
+ *    steps: not early after a step back, at once after a step past it.
  * Before the fix a step back moved the namespace's REALTIME by the whole
  * hour, it then ran at host rate, and REALTIME_COARSE and time() stood
  * still at the value they had reached.
@@ -33,7 +36,7 @@
 #define SLEW_FREQ_PPM	500
 #define SLEW_OFFSET_US	200000
 
-#define NPOINTS		8
+#define NPOINTS		10
 
 /* clock indexes in clocks[] (dilation.h) */
 enum { C_RT = 0, C_RT_COARSE = 1, C_MONO = 2, C_BOOT = 5, C_TAI = 6 };
@@ -79,6 +82,61 @@ static int host_step(i64 delta, int use_settimeofday)
 	if (use_settimeofday)
 		return settimeofday(&tv, NULL) ? errno : 0;
 	return clock_settime(CLOCK_REALTIME, &ts) ? errno : 0;
+}
+
+/* In the server: sleep until its CLOCK_REALTIME + arg ms; v0 = the deadline, v1 = REALTIME after */
+enum { OP_ABS_SLEEP = OP_EXT };
+
+static void ext(const struct req *rq, struct resp *rs)
+{
+	struct timespec ts;
+	i64 t = 0;
+
+	if (rq->op != OP_ABS_SLEEP) {
+		rs->err = EINVAL;
+		return;
+	}
+	rs->err = sys_cg(CLOCK_REALTIME, &t);
+	if (rs->err)
+		return;
+	t += (i64)rq->arg * NSEC_PER_MSEC;
+	ts.tv_sec = t / NSEC_PER_SEC;
+	ts.tv_nsec = t % NSEC_PER_SEC;
+	rs->err = clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL);
+	rs->v[0] = t;
+	if (!rs->err)
+		rs->err = sys_cg(CLOCK_REALTIME, &rs->v[1]);
+}
+
+/*
+ * The server sleeps until its CLOCK_REALTIME + @ms; after @before_ns of host
+ * time the host's clock steps by @step. The server must wake between @lo_ns
+ * and @hi_ns of namespace time after its deadline.
+ */
+static void abs_sleep_across_step(struct srv *s, int ms, i64 before_ns, i64 step, i64 lo_ns,
+				  i64 hi_ns, const char *what)
+{
+	struct req rq = { OP_ABS_SLEEP, ms };
+	struct resp rs;
+	int err, ok;
+
+	if (write(s->wfd, &rq, sizeof(rq)) != sizeof(rq)) {
+		ksft_test_result_fail("%s: the server is gone\n", what);
+		return;
+	}
+	sleep_ns(before_ns);
+	err = host_step(step, 0);
+	if (read_full(s->rfd, &rs, sizeof(rs))) {
+		ksft_test_result_fail("%s: the server is gone\n", what);
+		return;
+	}
+	ok = !err && !rs.err && rs.v[1] - rs.v[0] >= lo_ns && rs.v[1] - rs.v[0] <= hi_ns;
+	ksft_print_msg("%s: woke %+.3Lf ms after its deadline (bound [%lld, %lld] ms)%s%s\n", what,
+		       (long double)(rs.v[1] - rs.v[0]) / NSEC_PER_MSEC, lo_ns / NSEC_PER_MSEC,
+		       hi_ns / NSEC_PER_MSEC,
+		       err ? ", step failed: " : "", err ? strerror(err) : "");
+	ksft_test_result(ok, "%s: an absolute CLOCK_REALTIME sleep wakes when the namespace's clock passes its deadline\n",
+			 what);
 }
 
 /* Put the host's clock and its frequency back as they were */
@@ -335,6 +393,7 @@ int main(void)
 	k = dil_write(DIL_SELF, TDF_STR);
 	if (k)
 		ksft_exit_fail_msg("writing %s to /proc/self/timens_dilation: %s\n", TDF_STR, strerror(-k));
+	srv_ext = ext;
 	if (srv_start(&s))
 		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
 	ksft_set_plan(NPOINTS);
@@ -379,6 +438,22 @@ int main(void)
 	tx.modes = ADJ_OFFSET_SINGLESHOT;
 	tx.offset = SLEW_OFFSET_US;
 	slew(&s, "host slewing by +200 ms (adjtime)", &tx);
+
+	/*
+	 * Absolute sleeps across steps: 0.5 s of namespace time (5 s of host
+	 * time), the host stepping back 10 s after 1 s: the sleep must last
+	 * until the namespace's clock gets there, 1 s of namespace time later
+	 * than without the step: it wakes 0-100 ms after its deadline. Then
+	 * 10 s, the host stepping 200 s forward after 1 s: the namespace's
+	 * clock jumps from 0.1 s to 20.1 s into the sleep, and the sleep ends
+	 * at once, 10.1 s past its deadline (not after 100 s of host time,
+	 * at its deadline).
+	 */
+	abs_sleep_across_step(&s, 500, NSEC_PER_SEC, -10 * NSEC_PER_SEC, 0, 100 * NSEC_PER_MSEC,
+			      "host clock stepped back 10 s during the sleep");
+	abs_sleep_across_step(&s, 10000, NSEC_PER_SEC, 200 * NSEC_PER_SEC, 10 * NSEC_PER_SEC,
+			      10400 * NSEC_PER_MSEC, "host clock stepped 200 s past the deadline");
+	restore_host_clock();
 
 	srv_stop(&s);
 	ksft_finished();
