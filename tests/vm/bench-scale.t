@@ -9,7 +9,7 @@
 # ignores the factor fires ten times as often, one that squares it a tenth).
 # About 25 s under TCG with build/bench-scale/timens_scale built on the host
 # (make -C bench/scale); 80 s when the VM has to compile it.  Then the nodes
-# benchmark in short (bench/scale/nodes -n 2 -s 1, about 60 s): both
+# benchmark in short (bench/scale/nodes -n 2 -s 1, about 70 s): both
 # dilated-node nodes start, the RTT and rate figures are there (one iperf3
 # sample), and nothing is left behind; whether they are in range is for
 # tests/vm/node-rtt.t and node-iperf.t.
