@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
@@ -62,7 +63,11 @@ func addTimeNamespace(config []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if k != "linux" {
+		isLinux, err := specKey(k, "linux", "annotations")
+		if err != nil {
+			return nil, err
+		}
+		if !isLinux {
 			if err := skip(dec); err != nil {
 				return nil, err
 			}
@@ -86,7 +91,11 @@ func addTimeNamespace(config []byte) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			if k != "namespaces" {
+			isNamespaces, err := specKey(k, "namespaces")
+			if err != nil {
+				return nil, err
+			}
+			if !isNamespaces {
 				if err := skip(dec); err != nil {
 					return nil, err
 				}
@@ -151,6 +160,23 @@ func addTimeNamespace(config []byte) ([]byte, error) {
 	default:
 		return splice(config, top, top, `"linux":{`+ns+`}`+comma(topEmpty)), nil
 	}
+}
+
+// specKey reports whether the object key k is want. The runtime spec's keys
+// are case-sensitive, but Go's decoders (runc's, podman's, this hook's) match
+// them in any case: a key that equals want, or one of also, only when case
+// is ignored would be read as that key by some engines and not by others,
+// and a splice next to it could be shadowed by it. Refuse it.
+func specKey(k, want string, also ...string) (bool, error) {
+	if k == want {
+		return true, nil
+	}
+	for _, w := range append([]string{want}, also...) {
+		if k != w && strings.EqualFold(k, w) {
+			return false, fmt.Errorf("config.json: key %q is %q in another case: ambiguous, the spec's keys are case-sensitive", k, w)
+		}
+	}
+	return false, nil
 }
 
 func splice(b []byte, from, to int64, s string) []byte {
