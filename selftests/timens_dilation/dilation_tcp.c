@@ -1,0 +1,607 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TCP in a dilated time namespace: the durations TCP fixes in absolute
+ * time (the RTO floor, TCP_RTO_MIN, 200 ms; the delayed-ACK timeout,
+ * TCP_ATO_MIN, 40 ms; the initial RTO; the tail-loss-probe constants) are
+ * the socket's owner's time, and TCP_INFO reports durations in the reading
+ * task's time and rates per second of it. TCP's packets, RTT samples and
+ * timers stay in host time, and so does netem: a dilated node whose link
+ * is dilated with it (dilated-node, tdf-cni) then sees TCP behave as on the
+ * link it perceives. Before the kernel converted them, at TDF 10 the RTO
+ * floor was 20 ms of namespace time, the delayed ACK 4 ms, and tcpi_rtt
+ * was in host units (10 times the perceived round trip).
+ *
+ * A child at TDF 10 in a network namespace of its own (lo up, no other
+ * traffic) measures with its CLOCK_MONOTONIC, over TCP pairs on 127.0.0.1:
+ *
+ *  - retransmissions: after a few exchanges (srtt: loopback, well under a
+ *    ms), `tc qdisc add dev lo root netem loss 100%`, tcpi_rto read, one
+ *    byte written at t0, TCP_INFO (tcpi_total_retrans) polled every 1 ms.
+ *    With the default net.ipv4.tcp_early_retrans (3) the first
+ *    retransmission is the tail loss probe, armed at min(PTO, time to the
+ *    RTO) = RTO = srtt + 200 ms (one segment out: PTO = 2 srtt + 200 ms);
+ *    it re-arms the RTO timer at a full RTO, so the second retransmission
+ *    (the RTO, tcpi_backoff 1) comes one RTO after the probe, and the third
+ *    (tcpi_backoff 2) two RTOs after that. Points: probe in [170, 260] ms
+ *    after t0, RTO in [170, 260] ms after the probe, backed-off RTO in
+ *    [340, 520] ms after that (the timer wheel rounds a 1000-jiffy host
+ *    timeout up by up to 64 jiffies, 26 ms at TDF 10), and tcpi_rto in
+ *    [200000, 260000] us.
+ *  - the initial RTO: a non-blocking connect() under `netem loss 100%`:
+ *    the SYN is retransmitted after TCP_TIMEOUT_INIT, 1 s: in [900, 1200]
+ *    ms (the wheel rounds 2500 host jiffies up by up to 64), and the
+ *    connecting socket's tcpi_rto is 1000000 us (+-5%).
+ *  - delayed ACK: a new connection per sample (the delack timer firing in
+ *    pingpong mode leaves pingpong mode, so only a connection's first
+ *    delayed ACK is TCP_ATO_MIN); the receiver sets TCP_QUICKACK 0 after
+ *    accept() and does not read; the sender writes 1 byte and polls
+ *    tcpi_unacked until 0: the narrowest of 5 samples in [36, 60] ms. The
+ *    narrowest, because nothing can make the ACK earlier than its timer
+ *    (40 ms, plus at most 1 tick of arming and 8 of timer-wheel rounding,
+ *    3.6 ms at TDF 10), while a late poll, timer softirq or vCPU (QEMU TCG)
+ *    only makes a sample longer. The receiver's tcpi_ato: 40000 us.
+ *  - round trips: `netem delay 100ms` on lo (each packet crosses lo once
+ *    each way: 200 ms of host time, 20 ms perceived at TDF 10), then a
+ *    connection, then 10 one-byte request/response exchanges (TCP_NODELAY;
+ *    the server answers each, so its ACKs ride on the answers): tcpi_rtt
+ *    and tcpi_min_rtt within 5% of 200 ms / TDF and of the median round
+ *    trip the child measured; tcpi_pacing_rate within 10% of what TCP
+ *    sets it to (pacing ratio x snd_mss x snd_cwnd per round trip) and
+ *    tcpi_delivery_rate within 10% of snd_mss per shortest round trip
+ *    (one segment delivered per round trip), both with the round trips
+ *    the child measured, in bytes per namespace second; after 50 ms idle,
+ *    tcpi_last_data_sent, _last_data_recv and _last_ack_recv within the
+ *    child's bracket (+- a host tick, up to 10 ms of wakeup latency).
+ *
+ * Each bound rejects a kernel applying twice or half the factor: RTO
+ * 100/400 ms, SYN 500/2000 ms, delayed ACK 20/80 ms, tcpi_rto 100/400
+ * ms, tcpi_ato 20000/80000 us, tcpi_rtt 10/40 ms, rates and tcpi_last_*
+ * x2 or /2. Before the kernel converted TCP, 9 of these 11 points failed
+ * (RTO 21 ms, SYN 102 ms, delayed ACK 4.4 ms, tcpi_rtt 202043 us); only
+ * tcpi_rto and tcpi_ato passed: the host floor, read in host units.
+ *
+ * The same measurement, with the same bounds, in a child in the root time
+ * namespace (its own network namespace too; points 12-22): undilated
+ * sockets keep host time (RTO 200 ms, delayed ACK 40 ms, tcpi_rtt 200 ms).
+ * The child makes its network namespace with unshare(CLONE_NEWNET), sets
+ * net.ipv4.tcp_no_metrics_save there (no connection inherits another's
+ * RTT or ssthresh) and runs /usr/sbin/tc (sch_netem).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <linux/tcp.h>
+#include "dilation.h"
+
+#define TC		"/usr/sbin/tc"
+#define NRTX		3	/* retransmissions timed: probe, RTO, backed-off RTO */
+#define NDACK		5	/* delayed-ACK samples, a connection each */
+#define NRT		10	/* request/response exchanges */
+#define NETEM_DELAY_MS	100	/* host time, each way */
+#define IDLE_MS		50	/* before reading tcpi_last_* */
+#define POLL_NS		NSEC_PER_MSEC
+#define RTX_WAIT_MS	2000	/* give up on the retransmissions (expected: ~800 ms) */
+#define DACK_WAIT_MS	1000
+#define SYN_WAIT_MS	3000	/* expected: 1000 ms */
+#define NPOINTS_RUN	11
+#define NPOINTS		(2 * NPOINTS_RUN)
+
+struct meas {
+	char err[200];		/* a setup failure, "" if none */
+	/* retransmissions: namespace ns after the write when each was seen */
+	int nrtx;
+	i64 rtx[NRTX];
+	int backoff[NRTX];
+	unsigned int rto0;	/* tcpi_rto just before the write, us */
+	i64 syn;		/* ns from connect() to the SYN's retransmission, -1: none */
+	unsigned int synrto;	/* tcpi_rto of the connecting socket, us */
+	unsigned int rtt0;	/* tcpi_rtt then, us */
+	/* delayed ACKs: ns from the write to tcpi_unacked 0; receiver's tcpi_ato */
+	i64 dack[NDACK];
+	unsigned int ato[NDACK];
+	/* round trips, ns; the client's TCP_INFO after them and after idling */
+	i64 rt[NRT];
+	struct tcp_info ti, tidle;
+	/* the last request written in [w0, w1], its answer read at r1; TCP_INFO idle in [i0, i1] */
+	i64 w0, w1, r1, i0, i1;
+};
+
+static struct meas *M;
+
+static i64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts_ns(&ts);
+}
+
+static __printf(1, 2) int fail(const char *fmt, ...)
+{
+	int e = errno, n;
+	va_list ap;
+
+	if (M->err[0])
+		return -1;
+	va_start(ap, fmt);
+	n = vsnprintf(M->err, sizeof(M->err), fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n < sizeof(M->err))
+		snprintf(M->err + n, sizeof(M->err) - n, ": %s", strerror(e));
+	return -1;
+}
+
+static int tinfo(int fd, struct tcp_info *ti)
+{
+	socklen_t len = sizeof(*ti);
+
+	memset(ti, 0, sizeof(*ti));
+	return getsockopt(fd, IPPROTO_TCP, TCP_INFO, ti, &len);
+}
+
+static int tc(const char *args)
+{
+	char cmd[256];
+	int st;
+
+	snprintf(cmd, sizeof(cmd), TC " qdisc %s", args);
+	st = system(cmd);
+	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		errno = EIO;
+		return fail("%s (status %#x)", cmd, st);
+	}
+	return 0;
+}
+
+/* A network namespace of our own, lo up, no TCP metrics carried between connections */
+static int netns_setup(void)
+{
+	struct ifreq ifr = { 0 };
+	int fd, sfd;
+
+	if (unshare(CLONE_NEWNET))
+		return fail("unshare(CLONE_NEWNET)");
+	sfd = socket(AF_INET, SOCK_DGRAM, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (sfd < 0 || ioctl(sfd, SIOCGIFFLAGS, &ifr))
+		return fail("SIOCGIFFLAGS lo");
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(sfd, SIOCSIFFLAGS, &ifr))
+		return fail("SIOCSIFFLAGS lo up");
+	close(sfd);
+	fd = open("/proc/sys/net/ipv4/tcp_no_metrics_save", O_WRONLY);
+	if (fd < 0 || write(fd, "1", 1) != 1)
+		return fail("net.ipv4.tcp_no_metrics_save=1");
+	close(fd);
+	return 0;
+}
+
+static int listener(struct sockaddr_in *a)
+{
+	socklen_t len = sizeof(*a);
+	int l;
+
+	memset(a, 0, sizeof(*a));
+	a->sin_family = AF_INET;
+	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)a, sizeof(*a)) || listen(l, 8) ||
+	    getsockname(l, (struct sockaddr *)a, &len))
+		return fail("listening socket");
+	return l;
+}
+
+/* A connection to listener @l at @a: *c the client end, *s the accepted one */
+static int conn(int l, const struct sockaddr_in *a, int *c, int *s)
+{
+	int one = 1;
+
+	*c = socket(AF_INET, SOCK_STREAM, 0);
+	if (*c < 0 || connect(*c, (const struct sockaddr *)a, sizeof(*a)))
+		return fail("connect");
+	*s = accept(l, NULL, NULL);
+	if (*s < 0)
+		return fail("accept");
+	setsockopt(*c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(*s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return 0;
+}
+
+/* close with a reset: nothing left retransmitting into the next measurement */
+static void drop(int fd)
+{
+	struct linger lg = { 1, 0 };
+
+	if (fd < 0)
+		return;
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(fd);
+}
+
+/* One request from c answered by s; the round trip in ns */
+static int exchange(int c, int s, i64 *rt)
+{
+	char b;
+	i64 t0 = now_ns();
+
+	M->w0 = t0;
+	if (write(c, "q", 1) != 1)
+		return fail("write request");
+	M->w1 = now_ns();
+	if (read(s, &b, 1) != 1 || write(s, "r", 1) != 1)
+		return fail("serve request");
+	if (read(c, &b, 1) != 1)
+		return fail("read answer");
+	M->r1 = now_ns();
+	if (rt)
+		*rt = M->r1 - t0;
+	return 0;
+}
+
+static int measure_rtx(int l, const struct sockaddr_in *a)
+{
+	struct tcp_info ti;
+	int c, s, k, ret;
+	unsigned int base;
+	i64 t0, t;
+
+	if (conn(l, a, &c, &s))
+		return -1;
+	for (k = 0; k < 3; k++)
+		if (exchange(c, s, NULL))
+			return -1;
+	if (tc("add dev lo root netem loss 100%"))
+		return -1;
+	ret = -1;
+	if (tinfo(c, &ti)) {
+		fail("TCP_INFO");
+		goto out;
+	}
+	M->rto0 = ti.tcpi_rto;
+	M->rtt0 = ti.tcpi_rtt;
+	base = ti.tcpi_total_retrans;
+	t0 = now_ns();
+	if (write(c, "x", 1) != 1) {
+		fail("write");
+		goto out;
+	}
+	while (M->nrtx < NRTX) {
+		if (tinfo(c, &ti)) {
+			fail("TCP_INFO");
+			goto out;
+		}
+		t = now_ns() - t0;
+		while (M->nrtx < NRTX && ti.tcpi_total_retrans - base > (unsigned int)M->nrtx) {
+			M->rtx[M->nrtx] = t;
+			M->backoff[M->nrtx++] = ti.tcpi_backoff;
+		}
+		if (t > RTX_WAIT_MS * NSEC_PER_MSEC)
+			break;
+		sleep_ns(POLL_NS);
+	}
+	ret = 0;
+out:
+	if (tc("del dev lo root"))
+		ret = -1;
+	drop(c);
+	drop(s);
+	return ret;
+}
+
+/* The SYN of a connection whose packets are all lost: retransmitted after the initial RTO */
+static int measure_syn(const struct sockaddr_in *a)
+{
+	struct tcp_info ti;
+	int c, ret = -1;
+	i64 t0, t;
+
+	M->syn = -1;
+	if (tc("add dev lo root netem loss 100%"))
+		return -1;
+	c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	if (c < 0) {
+		fail("socket");
+		goto out;
+	}
+	t0 = now_ns();
+	if (!connect(c, (const struct sockaddr *)a, sizeof(*a)) || errno != EINPROGRESS) {
+		fail("non-blocking connect");
+		goto out;
+	}
+	for (;;) {
+		if (tinfo(c, &ti)) {
+			fail("TCP_INFO");
+			goto out;
+		}
+		t = now_ns() - t0;
+		if (!M->synrto)
+			M->synrto = ti.tcpi_rto;
+		if (ti.tcpi_total_retrans || ti.tcpi_retransmits) {
+			M->syn = t;
+			break;
+		}
+		if (t > SYN_WAIT_MS * NSEC_PER_MSEC)
+			break;
+		sleep_ns(POLL_NS);
+	}
+	ret = 0;
+out:
+	if (tc("del dev lo root"))
+		ret = -1;
+	drop(c);
+	return ret;
+}
+
+static int measure_dack(int l, const struct sockaddr_in *a, int k)
+{
+	struct tcp_info ti;
+	int c, s, zero = 0, ret = -1;
+	i64 t0, t;
+
+	if (conn(l, a, &c, &s))
+		return -1;
+	if (setsockopt(s, IPPROTO_TCP, TCP_QUICKACK, &zero, sizeof(zero))) {
+		fail("TCP_QUICKACK 0");
+		goto out;
+	}
+	t0 = now_ns();
+	if (write(c, "d", 1) != 1) {
+		fail("write");
+		goto out;
+	}
+	for (;;) {
+		if (tinfo(c, &ti)) {
+			fail("TCP_INFO");
+			goto out;
+		}
+		t = now_ns() - t0;
+		if (!ti.tcpi_unacked)
+			break;
+		if (t > DACK_WAIT_MS * NSEC_PER_MSEC) {
+			errno = ETIMEDOUT;
+			fail("no ACK in %d ms", DACK_WAIT_MS);
+			goto out;
+		}
+		sleep_ns(POLL_NS);
+	}
+	M->dack[k] = t;
+	if (tinfo(s, &ti)) {
+		fail("TCP_INFO");
+		goto out;
+	}
+	M->ato[k] = ti.tcpi_ato;
+	ret = 0;
+out:
+	drop(c);
+	drop(s);
+	return ret;
+}
+
+static int measure_rt(int l, const struct sockaddr_in *a)
+{
+	char args[64];
+	int c = -1, s = -1, k, ret = -1;
+
+	snprintf(args, sizeof(args), "add dev lo root netem delay %dms", NETEM_DELAY_MS);
+	if (tc(args))
+		return -1;
+	if (conn(l, a, &c, &s))
+		goto out;
+	for (k = 0; k < NRT; k++)
+		if (exchange(c, s, &M->rt[k]))
+			goto out;
+	if (tinfo(c, &M->ti)) {
+		fail("TCP_INFO");
+		goto out;
+	}
+	sleep_ns(IDLE_MS * NSEC_PER_MSEC);
+	M->i0 = now_ns();
+	if (tinfo(c, &M->tidle)) {
+		fail("TCP_INFO");
+		goto out;
+	}
+	M->i1 = now_ns();
+	ret = 0;
+out:
+	if (tc("del dev lo root"))
+		ret = -1;
+	drop(c);
+	drop(s);
+	return ret;
+}
+
+static void child(int rfd, int wfd)
+{
+	struct sockaddr_in a;
+	struct meas m = { 0 };
+	int l, k;
+
+	(void)rfd;
+	M = &m;
+	if (netns_setup())
+		goto out;
+	l = listener(&a);
+	if (l < 0 || measure_rtx(l, &a) || measure_syn(&a))
+		goto out;
+	for (k = 0; k < NDACK; k++)
+		if (measure_dack(l, &a, k))
+			goto out;
+	measure_rt(l, &a);
+out:
+	if (write(wfd, &m, sizeof(m)) != sizeof(m))
+		_exit(1);
+	_exit(0);
+}
+
+/* ------------------------------------------------------------------ */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	i64 x = *(const i64 *)a, y = *(const i64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double ms(i64 ns)
+{
+	return (double)ns / NSEC_PER_MSEC;
+}
+
+static int within(double v, double want, double rel)
+{
+	return v >= want * (1 - rel) && v <= want * (1 + rel);
+}
+
+/* tcpi_last_* (ms) against the bracket [lo, hi] (ns), +- a host tick and 1 ms of rounding */
+static int last_ok(unsigned int v, i64 lo, i64 hi, double tick_ms)
+{
+	return v >= ms(lo) - tick_ms - 1 && v <= ms(hi) + tick_ms + 1;
+}
+
+static void report(const struct meas *m, int tdf, const char *w)
+{
+	double tick_ms = 4.0 / tdf;	/* HZ=250: the host tick in this namespace's time */
+	double rt_want = 2.0 * NETEM_DELAY_MS * 1000 / tdf, med, rtmin, p_want, d_want;
+	const struct tcp_info *ti = &m->ti, *tl = &m->tidle;
+	i64 d[NDACK], r[NRT], gap[NRTX];
+	int k, ok, ratio;
+
+	if (m->err[0]) {
+		ksft_print_msg("%s: %s\n", w, m->err);
+		fail_points(NPOINTS_RUN, "setup failed");
+		return;
+	}
+
+	/* retransmissions */
+	for (k = 0; k < NRTX; k++) {
+		gap[k] = k < m->nrtx ? m->rtx[k] - (k ? m->rtx[k - 1] : 0) : -1;
+		if (k < m->nrtx)
+			ksft_print_msg("%s: retransmission %d at %.1f ms after the write (+%.1f ms), tcpi_backoff %d\n",
+				       w, k + 1, ms(m->rtx[k]), ms(gap[k]), m->backoff[k]);
+		else
+			ksft_print_msg("%s: retransmission %d not seen within %d ms\n", w, k + 1, RTX_WAIT_MS);
+	}
+	ksft_print_msg("%s: before the write: tcpi_rto %u us, tcpi_rtt %u us\n",
+		       w, m->rto0, m->rtt0);
+	ksft_test_result(gap[0] >= 170 * NSEC_PER_MSEC && gap[0] <= 260 * NSEC_PER_MSEC,
+			 "%s: first retransmission (tail loss probe at the RTO) %.1f ms after the write, in [170, 260]\n",
+			 w, ms(gap[0]));
+	ksft_test_result(gap[1] >= 170 * NSEC_PER_MSEC && gap[1] <= 260 * NSEC_PER_MSEC,
+			 "%s: RTO (floor 200 ms) %.1f ms after the probe, in [170, 260]\n",
+			 w, ms(gap[1]));
+	ksft_test_result(gap[2] >= 340 * NSEC_PER_MSEC && gap[2] <= 520 * NSEC_PER_MSEC,
+			 "%s: backed-off RTO %.1f ms after the first, in [340, 520]\n",
+			 w, ms(gap[2]));
+	ksft_test_result(m->rto0 >= 200000 && m->rto0 <= 260000,
+			 "%s: tcpi_rto %u us, in [200000, 260000]\n", w, m->rto0);
+	ksft_test_result(m->syn >= 900 * NSEC_PER_MSEC && m->syn <= 1200 * NSEC_PER_MSEC &&
+			 m->synrto >= 950000 && m->synrto <= 1050000,
+			 "%s: SYN retransmitted %.1f ms after connect(), in [900, 1200]; tcpi_rto %u us in [950000, 1050000] (initial RTO 1 s)\n",
+			 w, ms(m->syn), m->synrto);
+
+	/* delayed ACKs */
+	memcpy(d, m->dack, sizeof(d));
+	qsort(d, NDACK, sizeof(d[0]), cmp_i64);
+	ksft_print_msg("%s: delayed ACKs (ms, sorted): %.1f %.1f %.1f %.1f %.1f\n",
+		       w, ms(d[0]), ms(d[1]), ms(d[2]), ms(d[3]), ms(d[4]));
+	ksft_test_result(d[0] >= 36 * NSEC_PER_MSEC && d[0] <= 60 * NSEC_PER_MSEC,
+			 "%s: delayed ACK (narrowest of %d) %.1f ms, in [36, 60]\n",
+			 w, NDACK, ms(d[0]));
+	ksft_print_msg("%s: receivers' tcpi_ato after the delayed ACK (us): %u %u %u %u %u\n",
+		       w, m->ato[0], m->ato[1], m->ato[2], m->ato[3], m->ato[4]);
+	for (ok = 1, k = 0; k < NDACK; k++)
+		ok &= m->ato[k] >= 38000 && m->ato[k] <= 42000;
+	ksft_test_result(ok, "%s: receiver's tcpi_ato in [38000, 42000] us (%d connections)\n", w,
+			 NDACK);
+
+	/* round trips and rates */
+	memcpy(r, m->rt, sizeof(r));
+	qsort(r, NRT, sizeof(r[0]), cmp_i64);
+	med = (double)(r[NRT / 2 - 1] + r[NRT / 2]) / 2 / NSEC_PER_USEC;
+	rtmin = (double)r[0] / NSEC_PER_USEC;
+	ksft_print_msg("%s: round trips (ms): min %.2f median %.2f max %.2f; tcpi_rtt %u us, tcpi_min_rtt %u us, tcpi_rttvar %u us\n",
+		       w, rtmin / 1000, med / 1000, ms(r[NRT - 1]), ti->tcpi_rtt, ti->tcpi_min_rtt,
+		       ti->tcpi_rttvar);
+	ksft_test_result(within(ti->tcpi_rtt, rt_want, 0.05) && within(ti->tcpi_rtt, med, 0.05),
+			 "%s: tcpi_rtt %u us within 5%% of %.0f us and of the median round trip %.0f us\n",
+			 w, ti->tcpi_rtt, rt_want, med);
+	ksft_test_result(within(ti->tcpi_min_rtt, rt_want, 0.05) &&
+			 within(ti->tcpi_min_rtt, med, 0.05),
+			 "%s: tcpi_min_rtt %u us within 5%% of %.0f us and of the median round trip %.0f us\n",
+			 w, ti->tcpi_min_rtt, rt_want, med);
+	/*
+	 * tcp_update_pacing_rate(): ratio % of mss x max(cwnd, packets out)
+	 * per srtt, the slow-start ratio below ssthresh / 2 (0: initial)
+	 */
+	ratio = !ti->tcpi_snd_ssthresh || ti->tcpi_snd_cwnd < ti->tcpi_snd_ssthresh / 2 ? 200 : 120;
+	p_want = ratio / 100.0 * ti->tcpi_snd_mss * 1e6 / med *
+		 (ti->tcpi_snd_cwnd > ti->tcpi_unacked ? ti->tcpi_snd_cwnd : ti->tcpi_unacked);
+	d_want = ti->tcpi_snd_mss * 1e6 / rtmin;
+	ksft_print_msg("%s: tcpi_pacing_rate %llu B/s (want %.0f: %d%% x mss %u x cwnd %u per median round trip), tcpi_delivery_rate %llu B/s (want %.0f: mss per shortest round trip)\n",
+		       w, (unsigned long long)ti->tcpi_pacing_rate, p_want, ratio, ti->tcpi_snd_mss,
+		       ti->tcpi_snd_cwnd, (unsigned long long)ti->tcpi_delivery_rate, d_want);
+	ksft_test_result(within((double)ti->tcpi_pacing_rate, p_want, 0.10) &&
+			 within((double)ti->tcpi_delivery_rate, d_want, 0.10),
+			 "%s: tcpi_pacing_rate and tcpi_delivery_rate within 10%% of their value per namespace second\n",
+			 w);
+	ksft_print_msg("%s: after %d ms idle: tcpi_last_data_sent %u ms in [%.1f, %.1f], tcpi_last_data_recv %u ms, tcpi_last_ack_recv %u ms in [%.1f, %.1f] (+- %.1f ms)\n",
+		       w, IDLE_MS, tl->tcpi_last_data_sent, ms(m->i0 - m->w1), ms(m->i1 - m->w0),
+		       tl->tcpi_last_data_recv, tl->tcpi_last_ack_recv, ms(m->i0 - m->r1),
+		       ms(m->i1 - m->r1 + 10 * NSEC_PER_MSEC), tick_ms + 1);
+	ksft_test_result(last_ok(tl->tcpi_last_data_sent, m->i0 - m->w1, m->i1 - m->w0, tick_ms) &&
+			 last_ok(tl->tcpi_last_data_recv, m->i0 - m->r1,
+				 m->i1 - m->r1 + 10 * NSEC_PER_MSEC, tick_ms) &&
+			 last_ok(tl->tcpi_last_ack_recv, m->i0 - m->r1,
+				 m->i1 - m->r1 + 10 * NSEC_PER_MSEC, tick_ms),
+			 "%s: tcpi_last_data_sent, _data_recv, _ack_recv after %d ms idle\n",
+			 w, IDLE_MS);
+}
+
+static void run(const char *factor, struct meas *m)
+{
+	int rfd, wfd;
+	pid_t pid;
+
+	pid = dil_fork_child(factor, child, &rfd, &wfd);
+	if (read_full(rfd, m, sizeof(*m))) {
+		memset(m, 0, sizeof(*m));
+		snprintf(m->err, sizeof(m->err), "the child died");
+	}
+	close(rfd);
+	close(wfd);
+	waitpid(pid, NULL, 0);
+}
+
+int main(void)
+{
+	static struct meas dil, host;
+	i64 t0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ksft_print_header();
+	require_dilation();
+	if (geteuid())
+		ksft_exit_skip("must run as root\n");
+	if (access(TC, X_OK))
+		ksft_exit_fail_msg("%s not found (iproute2)\n", TC);
+	ksft_set_plan(NPOINTS);
+
+	/* the control first, in the root time namespace */
+	t0 = host_ns(CLOCK_MONOTONIC);
+	run(NULL, &host);
+	ksft_print_msg("root namespace: measured in %.1f s\n",
+		       ms(host_ns(CLOCK_MONOTONIC) - t0) / 1000);
+	unshare_timens_or_skip();
+	t0 = host_ns(CLOCK_MONOTONIC);
+	run("10", &dil);
+	ksft_print_msg("TDF 10: measured in %.1f s of host time\n",
+		       ms(host_ns(CLOCK_MONOTONIC) - t0) / 1000);
+
+	report(&dil, 10, "TDF 10");
+	report(&host, 1, "root namespace");
+	ksft_finished();
+	return 0;
+}
