@@ -82,7 +82,7 @@ func configFlags(fs *flag.FlagSet, run bool) func() (node.Config, error) {
 	var disks diskFlags
 	fs.Var(&disks, "disk", "perceived disk: DEV,rbps=500MB,wbps=200MB,riops=20k,wiops=10k (DEV: MAJ:MIN or /dev/...); repeatable")
 	rto := &rtoFlag{}
-	fs.Var(rto, "rto-min", "set TCP rto_min on the node's routes to the perceived value (200ms if no value) x TDF")
+	fs.Var(rto, "rto-min", "an RTO floor other than the kernel's 200ms perceived: the node's routes get rto_min = the value (200ms if none) x TDF")
 	name := fs.String("name", fmt.Sprintf("n%d", os.Getpid()), "node name (1-12 chars: host interface dn-NAME, cgroup dilated-node/NAME)")
 	bridge := fs.String("bridge", "dnbr0", "host bridge joining the nodes and the host (created on demand, removed when unused)")
 	subnet := fs.String("subnet", "10.213.0.0/24", "IPv4 network of the bridge; the host has its first address")
