@@ -10,7 +10,7 @@ set -u
 ROOT=${TDC_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$ROOT/tests/lib/tap.sh"
 SKIP_REST_NAME="fidelity experiment"
-EXPS=(packet-timing throughput beyond-machine cpu-scaling disk diecast)
+EXPS=(packet-timing throughput congestion-control beyond-machine cpu-scaling disk diecast)
 tap_plan $((${#EXPS[@]} + 1))
 OUTD=${TDC_OUT:-/tmp}/fidelity-short
 why=
