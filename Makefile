@@ -62,11 +62,14 @@ demo: setup build
 # The benchmarks, one run: the vDSO natively on this CPU (bench/vdso-native:
 # the patched and the pristine vdso64.so on synthetic vvar pages), then in
 # the VM the vDSO against libfaketime, N dilated namespaces and N dilated-node
-# nodes (bench/run*, bench/scale/run, bench/scale/nodes: about 50 min in TCG).
+# nodes (bench/run*, bench/scale/run, bench/scale/nodes: about 50 min in TCG),
+# then TCP of the root namespace on the unpatched and the patched kernel
+# (bench/tcp-undilated/run: builds the unpatched variant, boots each 3 times).
 bench: build
 	$(ROOT)/bench/vdso-native/run
 	$(MAKE) -C $(ROOT)/bench KSRC=$(KSRC) TDC_ROOT=$(ROOT) KHDR_INCLUDES="$(HDRS)"
 	@$(ROOT)/scripts/vm --timeout $${TDC_BENCH_TIMEOUT:-4200} -- $(MAKE) -C $(ROOT)/bench run TDC_ROOT=$(ROOT)
+	$(ROOT)/bench/tcp-undilated/run
 
 # Checks too slow for `make test` (and so for CI's 90 minutes): the kernel's
 # latency selftests at TDF 3 (selftests/slow.list), and the debug kernel
