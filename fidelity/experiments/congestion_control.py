@@ -13,17 +13,17 @@ on host time CUBIC's window grows TDF times faster per perceived round trip
 and this experiment fails for CUBIC.
 
 Host-time cost (QEMU TCG, 2 vCPUs): a run of T perceived seconds at TDF k
-takes k*T host seconds (plus ~10 s of node set-up). At a dilated TDF every
+takes k*T host seconds plus node set-up (~5 s a pair). TDF 1 runs one at a
+time (at 40 Mbit/s the emulated machine is busy); at a dilated TDF every
 congestion control and repetition of one (flows, loss) runs at once on
-separate node pairs (their physical rates
-are k times lower, so they cost little CPU); TDF 1 runs one at a time. With
-the full run's T = 30 s and 3 repetitions, one configuration (cc, flows,
-loss) costs 3*30 s at TDF 1 + 300 s at TDF 10 + 3000 s at TDF 100 = ~57 min
-of host time; the matrix has 3 x 2 x 3 = 18 configurations (~17 h). The
-perceived 1 Gbit/s (TDF 100) and 10 Gbit/s (TDF 1000) runs, CUBIC against
-Reno at 0.01% loss, cost 100*T and 1000*T each (T = 20 s: 2 x 33 min and
-2 x 5.6 h). A session therefore runs parts, selected with FIDELITY_CC (see
-plan()); --short is the test suite's variant (~2.5 min).
+separate node pairs (their physical rates are k times lower: 9 pairs at TDF
+10 carry 36 Mbit/s together). The full run, T = 30 s, 3 repetitions, per
+(flows, loss), 6 of them: 9 x 35 s at TDF 1 + ~350 s at TDF 10 + ~3050 s at
+TDF 100 = ~63 min, ~6.3 h in all; then the fast links, Reno and CUBIC at
+once, T = 20 s: 1 Gbit/s at TDF 100 ~35 min, 10 Gbit/s at TDF 1000 ~5.6 h.
+About 12.5 h: a session runs parts, selected with FIDELITY_CC (plan()),
+e.g. TDF 1 and 10 only (~2 x 6 min per (flows, loss) with T = 15 s).
+--short, the test suite's variant: CUBIC and Reno, TDF 1 and 10, ~3 min.
 """
 import os
 from pathlib import Path
