@@ -12,6 +12,11 @@ period as at TDF 1 (dilated-node's default is 10 ms of host time at any TDF;
 the full run measures it too). A control run at TDF 1 on the dilated node's
 physical quota separates what dilation does (perceived = TDF x physical
 throughput) from how well this machine hands out a small cpu.max.
+
+The short variant (CI's) gives no cpu.max and runs a TDF 1 and a TDF k
+sender side by side on one vCPU: each gets half of it, so TDF k's perceived
+rate must be k x TDF 1's, and the drift of a TCG guest's speed between runs
+cancels out (see send_side_by_side).
 """
 from harness import netutil, stats
 from harness.node import ROOT, Testbed
@@ -32,8 +37,11 @@ PERIOD_MS = 10
 
 
 def plan(short):
-    if short:  # no cpu.max: in this TCG guest a capped run varied by up to 36% between runs
-        return {"tdf": 2, "shares": [None], "seconds": 2, "tol": 0.25, "extra": False}
+    # short: no cpu.max (in this TCG guest a capped run varied by up to 36%
+    # between runs); the two senders side by side were within -2.2% to +3.4%
+    # of each other in 6 runs, so ±10% still fails a factor off by 2x or 1/2x
+    if short:
+        return {"tdf": 2, "shares": [None], "seconds": 2, "tol": 0.10, "extra": False}
     return {"tdf": 10, "shares": [0.25, 0.5, 1.0], "seconds": 4, "tol": 0.05, "extra": True}
 
 
@@ -41,37 +49,64 @@ def criterion(short):
     p = plan(short)
     k = p["tdf"]
     if short:
-        return (f"with no cpu.max, the sender's perceived throughput at TDF {k} is {k} x TDF 1's within "
-                f"±{p['tol'] * 100:.0f}% (the CPU looks TDF times faster; the capped shares are the full run's)")
+        return (f"with no cpu.max, senders at TDF 1 and TDF {k} side by side on one vCPU: TDF {k}'s perceived "
+                f"throughput is {k} x TDF 1's within ±{p['tol'] * 100:.0f}% (the CPU looks TDF times faster; "
+                f"the capped shares are the full run's)")
     return (f"for perceived CPU shares {p['shares']}, the sender's mean perceived throughput at TDF {k} "
             f"(cpu.max share / {k} per {PERIOD_MS * k} ms) is within ±{p['tol'] * 100:.0f}% of TDF 1's "
             f"(cpu.max share per {PERIOD_MS} ms)"
             + ("; also reported: the default period and a TDF 1 control on the physical quota" if p["extra"] else ""))
 
 
-def send(ctx, tdf, share, seconds, period_ms=None):
-    """The sender's perceived (t, Mbit/s) curve, per interval."""
-    work = ctx.work / f"cpu-{tdf}-{share}-{period_ms}"
-    with Testbed(work) as tb:
-        # sender and sink on different vCPUs: sharing one, the sink (and the
-        # receive path it drives) took up to 40% of the sender's CPU
-        rcv = tb.node("cpr", tdf, ["taskset", "-c", "1", CPUSEND, "sink", 7000], addr="10.213.0.50/24")
-        snd = tb.node("cps", tdf, ["taskset", "-c", "0", CPUSEND, "send", "10.213.0.50", 7000, seconds,
-                                   INTERVAL_MS, WORK],
-                      cpus=share, cpu_period=f"{period_ms}ms" if period_ms else None,
-                      addr="10.213.0.51/24", hold=True)
-        netutil.wait_listen(rcv, 7000)
-        snd.go()
-        rc = snd.wait(timeout=60 + 3 * tdf * seconds)
-        if rc != 0:
-            raise RuntimeError(f"cpusend failed (rc {rc}): {snd.stderr()[-300:]}")
-        pts = [[float(x) for x in ln.split()] for ln in snd.stdout().splitlines() if ln.strip()]
+def _start(tb, tag, tdf, seconds, share=None, period_ms=None):
+    """A sink (vCPU 1) and a held CPU-bound sender (vCPU 0), in nodes at tdf."""
+    # sender and sink on different vCPUs: sharing one, the sink (and the
+    # receive path it drives) took up to 40% of the sender's CPU
+    sink = f"10.213.0.{50 + len(tb.nodes)}"
+    rcv = tb.node(f"cpr{tag}", tdf, ["taskset", "-c", "1", CPUSEND, "sink", 7000], addr=f"{sink}/24")
+    snd = tb.node(f"cps{tag}", tdf, ["taskset", "-c", "0", CPUSEND, "send", sink, 7000, seconds,
+                                     INTERVAL_MS, WORK],
+                  cpus=share, cpu_period=f"{period_ms}ms" if period_ms else None,
+                  addr=f"10.213.0.{51 + len(tb.nodes)}/24", hold=True)
+    netutil.wait_listen(rcv, 7000)
+    return snd
+
+
+def _curve(snd, tdf, seconds):
+    """The sender's perceived (t, Mbit/s) curve, per interval, and its mean."""
+    rc = snd.wait(timeout=60 + 3 * tdf * seconds)
+    if rc != 0:
+        raise RuntimeError(f"cpusend failed (rc {rc}): {snd.stderr()[-300:]}")
+    pts = [[float(x) for x in ln.split()] for ln in snd.stdout().splitlines() if ln.strip()]
     t, b = [x[0] for x in pts], [x[1] for x in pts]
     rate = [(b[i] - b[i - 1]) * 8 / (t[i] - t[i - 1]) / 1e6 for i in range(1, len(t))]
     # the mean is bytes over time: samples come after whole chunks, so their
     # intervals differ and a mean of per-interval rates would favour short ones
     mean = (b[-1] - b[0]) * 8 / (t[-1] - t[0]) / 1e6
     return t[1:], rate, mean
+
+
+def send(ctx, tdf, share, seconds, period_ms=None):
+    """One sender alone: its perceived curve and mean."""
+    with Testbed(ctx.work / f"cpu-{tdf}-{share}-{period_ms}") as tb:
+        snd = _start(tb, "", tdf, seconds, share, period_ms)
+        snd.go()
+        return _curve(snd, tdf, seconds)
+
+
+def send_side_by_side(ctx, k, host_seconds):
+    """Senders at TDF 1 and TDF k at once, uncapped, on the same vCPU for the
+    same host seconds: the scheduler gives each half of it, so each does the
+    same physical work, whatever speed this machine runs at meanwhile. Run one
+    after the other, the two differed by -22% to +34% in CI: under TCG the
+    guest's CPU speed drifts between runs seconds apart. Side by side that
+    drift is common to both and only dilation tells them apart."""
+    with Testbed(ctx.work / f"cpu-side-by-side-{k}") as tb:
+        snd1 = _start(tb, "1", 1, host_seconds)
+        sndk = _start(tb, str(k), k, host_seconds / k)
+        snd1.go()
+        sndk.go()
+        return _curve(snd1, 1, host_seconds), _curve(sndk, k, host_seconds / k)
 
 
 def run(ctx, res):
@@ -88,24 +123,37 @@ def run(ctx, res):
     if p["extra"]:
         runs += [(f"TDF {k}, default period", k, 1, None, False),
                  (f"control: TDF 1 on TDF {k}'s physical quota", 1, k, PERIOD_MS * k, False)]
+
+    def measured(share):
+        """(label, tdf, div, period, judged, curve) of each run at share."""
+        if share is None:
+            ctx.log(f"   uncapped: TDF 1 and TDF {k} side by side on one vCPU, {k * p['seconds']} s (host)")
+            c1, ck = send_side_by_side(ctx, k, k * p["seconds"])
+            yield "TDF 1", 1, 1, None, False, c1
+            yield f"TDF {k}", k, 1, None, True, ck
+            return
+        for label, tdf, div, period, judged in runs:
+            given = share / div
+            ctx.log(f"   share {share}, {label}: cpu.max {given / tdf:.3f} CPU per {period or 'default'} ms")
+            yield label, tdf, div, period, judged, send(ctx, tdf, given, p["seconds"], period)
+
     curves, rows, csv_rows = {}, [], []
     for share in p["shares"]:
         ref = None
-        for label, tdf, div, period, judged in runs:
+        for label, tdf, div, period, judged, (t, r, mean) in measured(share):
             given = None if share is None else share / div
-            ctx.log(f"   share {share or 'uncapped'}, {label}: "
-                    + (f"cpu.max {given / tdf:.3f} CPU per {period or 'default'} ms" if given else "no cpu.max"))
-            t, r, mean = send(ctx, tdf, given, p["seconds"], period if given else None)
             curves[(share, label)] = (t, r)
             mean *= div  # the control, scaled as dilation would
             if share is None:
                 mean /= tdf  # uncapped: compare physical work, perceived = TDF x physical
             ref = mean if ref is None else ref
             d = stats.rel_diff(mean, ref)
-            rows.append([share or "uncapped", label, given / tdf if given else "none", period or "10 (default)",
+            rows.append([share or "uncapped", label, given / tdf if given else "none",
+                         "-" if share is None else period or "10 (default)",
                          mean, stats.summary(r)["cv"], pct(d)])
             csv_rows += [[share, label, ti, ri] for ti, ri in zip(t, r)]
-            ctx.log(f"   -> {fmt(mean)} Mbit/s perceived" + (f" (x{div}: {fmt(mean / div)} measured)" if div > 1 else ""))
+            ctx.log(f"   -> {fmt(mean)} Mbit/s " + ("physical (perceived / TDF)" if share is None else "perceived")
+                    + (f" (x{div}: {fmt(mean / div)} measured)" if div > 1 else ""))
             if judged:
                 res.check(f"share {share or 'uncapped'}: TDF {k} mean throughput" + (f" / {k}" if share is None else "")
                           + " vs TDF 1", pct(d), abs(d) <= p["tol"],
