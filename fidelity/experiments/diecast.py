@@ -41,16 +41,22 @@ NODE_SCRIPT = ('nginx -e "$1/error.log" -p "$1" -c "$1/nginx.conf" || exit 1; re
                'exec curl -sS "$@"')
 
 
+# The short variant judges the mean, not the median: its 12 fetches per run
+# are 4 of each size, so the median is the middle of the 4 fetches of 256 KiB
+# unless a 16 KiB fetch stalls past them (they took 30 to 316 ms, at TDF 1 as
+# at TDF 2), and then it jumps to another size. Over 24 runs in one VM the
+# median of TDF 2 vs TDF 1 ranged from -20% to +39% (SD 12.5%), the mean
+# from -10% to +16% (SD 5.3%, average -2%).
 def plan(short):
     if short:
-        return {"n": 2, "fetches": 6, "tol": 0.25, "ks": False}
-    return {"n": 4, "fetches": 30, "tol": 0.10, "ks": True}
+        return {"n": 2, "fetches": 6, "tol": 0.25, "ks": False, "stat": "mean"}
+    return {"n": 4, "fetches": 30, "tol": 0.10, "ks": True, "stat": "median"}
 
 
 def criterion(short):
     p = plan(short)
     ks = " and a two-sample KS test does not tell them apart (p > 0.05)" if p["ks"] else ""
-    return (f"{p['n']} nodes x {p['fetches']} fetches: the median completion time at TDF {p['n']} (1/{p['n']} "
+    return (f"{p['n']} nodes x {p['fetches']} fetches: the {p['stat']} completion time at TDF {p['n']} (1/{p['n']} "
             f"of the resources each) is within ±{p['tol'] * 100:.0f}% of TDF 1's (full resources){ks}")
 
 
@@ -110,10 +116,12 @@ def run(ctx, res):
     for tdf in (1, n):
         ctx.log(f"   TDF {tdf}: {n} nodes, {p['fetches']} fetches each")
         got[tdf] = swarm(ctx, tdf, p)
-        ctx.log(f"   -> median {fmt(np.median(got[tdf][0]) * 1e3)} ms over {len(got[tdf][0])} fetches")
+        ctx.log(f"   -> median {fmt(np.median(got[tdf][0]) * 1e3)} ms, mean {fmt(np.mean(got[tdf][0]) * 1e3)} ms "
+                f"over {len(got[tdf][0])} fetches")
     (t1, s1), (tn, sn) = got[1], got[n]
-    d = stats.rel_diff(np.median(tn), np.median(t1))
-    res.check(f"median completion time, TDF {n} vs TDF 1", pct(d), abs(d) <= p["tol"], f"±{p['tol'] * 100:.0f}%")
+    stat = np.mean if p["stat"] == "mean" else np.median
+    d = stats.rel_diff(stat(tn), stat(t1))
+    res.check(f"{p['stat']} completion time, TDF {n} vs TDF 1", pct(d), abs(d) <= p["tol"], f"±{p['tol'] * 100:.0f}%")
     D, pv = stats.ks(tn, t1)
     if p["ks"]:
         res.check(f"KS test TDF {n} vs TDF 1 (D = {fmt(D)})", f"p = {fmt(pv)}", pv > 0.05, "p > 0.05")
