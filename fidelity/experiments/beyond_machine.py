@@ -21,9 +21,17 @@ SUSTAIN = 0.90  # of an ideal link's goodput: "gives what an ideal link would"
 SUSTAIN_RMAX = 0.95
 
 
+# The timed (undilated) runs leave their first second out (iperf3 -O): with it,
+# the 1 s run at 50 Mbit/s, which the VM otherwise carries at 98.6-99.7% of
+# an ideal link (10 clean CI runs), gave 94% once and failed R_max, a
+# precondition, not the claim: the measured window held the nodes' start-up
+# (connection, first translations of the path under TCG) besides the flow.
+OMIT_S = 1
+
+
 def plan(short):
     if short:  # no search: a rate this VM carries, and 10x it at TDF 10
-        return {"sweep": [50], "factors": [10], "seconds": 1, "dilated_s": 0.2}
+        return {"sweep": [50], "factors": [10], "seconds": 2, "dilated_s": 0.2}
     return {"sweep": [25, 50, 100, 200, 400, 800], "factors": [10, 100], "seconds": 2, "dilated_s": 0.3}
 
 
@@ -44,7 +52,7 @@ def flow(ctx, tdf, rate_mbit, seconds=None, nbytes=None):
         prof = write_profile(work / "link.toml", f"{rate_mbit} Mbit/s, {RTT_MS} ms RTT",
                              rate=f"{rate_mbit}mbit", delay=f"{RTT_MS * 500}us", limit=20000)
         rcv = tb.node("bmr", tdf, ["iperf3", "-s", "-1"], addr="10.213.0.40/24")
-        size = ["-n", str(int(nbytes))] if nbytes else ["-t", str(seconds)]
+        size = ["-n", str(int(nbytes))] if nbytes else ["-t", str(seconds), "-O", str(OMIT_S)]
         snd = tb.node("bms", tdf, ["iperf3", "-c", "10.213.0.40", "-J"] + size,
                       profile=prof, addr="10.213.0.41/24", hold=True)
         netutil.wait_listen(rcv, 5201)
@@ -58,7 +66,8 @@ def flow(ctx, tdf, rate_mbit, seconds=None, nbytes=None):
 
 def run(ctx, res):
     p = plan(ctx.short)
-    res.params = {"perceived RTT": f"{RTT_MS} ms", "sweep (TDF 1)": f"{p['sweep']} Mbit/s, {p['seconds']} s each",
+    res.params = {"perceived RTT": f"{RTT_MS} ms",
+                  "sweep (TDF 1)": f"{p['sweep']} Mbit/s, {p['seconds']} s each after {OMIT_S} s left out",
                   "dilated runs": f"{p['dilated_s']} s perceived each (iperf3 -n; the same number of round trips "
                                   f"at every TDF)"}
     rows, csv_rows, rmax = [], [], None
