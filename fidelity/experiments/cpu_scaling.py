@@ -62,12 +62,14 @@ def _start(tb, tag, tdf, seconds, share=None, period_ms=None):
     """A sink (vCPU 1) and a held CPU-bound sender (vCPU 0), in nodes at tdf."""
     # sender and sink on different vCPUs: sharing one, the sink (and the
     # receive path it drives) took up to 40% of the sender's CPU
-    sink = f"10.213.0.{50 + len(tb.nodes)}"
+    # two addresses per pair, from the nodes the testbed already has
+    host = 50 + len(tb.nodes)
+    sink = f"10.213.0.{host}"
     rcv = tb.node(f"cpr{tag}", tdf, ["taskset", "-c", "1", CPUSEND, "sink", 7000], addr=f"{sink}/24")
     snd = tb.node(f"cps{tag}", tdf, ["taskset", "-c", "0", CPUSEND, "send", sink, 7000, seconds,
                                      INTERVAL_MS, WORK],
                   cpus=share, cpu_period=f"{period_ms}ms" if period_ms else None,
-                  addr=f"10.213.0.{51 + len(tb.nodes)}/24", hold=True)
+                  addr=f"10.213.0.{host + 1}/24", hold=True)
     netutil.wait_listen(rcv, 7000)
     return snd
 
