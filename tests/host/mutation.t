@@ -12,6 +12,7 @@ cd "$ROOT" || exit 1
 SUITES=(
 	selftest-timens_dilation_dilation_rates   # every clock's rate, vDSO and syscall
 	selftest-timens_sleep_sleep_nanosleep     # sleeps last d x TDF
+	selftest-timens_dilation_dilation_change  # sleeps across a factor change
 	selftest-timens_dilation_dilation_tcp     # TCP's RTO and delayed ACK, TCP_INFO
 	vm-dilate-helper                          # the demo's helper, /proc/uptime
 	vm-node-rtt                               # dilated-node: a perceived RTT

@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sleeps across a change of the factor (issue 14, defect 5): a task of a
+ * dilated namespace sleeps d = 100 ms of its time, and the parent, outside,
+ * rewrites the namespace's factor while it sleeps.
+ *
+ * Up, TDF 1 -> 10 at host +40 ms: 40 ms of the namespace have passed, the
+ * other 60 ms take 600 ms of host time, so the sleep lasts 640 ms of host
+ * time. A kernel that armed a host timer for 100 ms and kept it wakes the
+ * task after 46 ms of namespace time: early.
+ *
+ * Down, TDF 10 -> 1/10 at host +200 ms: the sleep may end late, but never
+ * early, and never after the host expiry it was armed with (1 s).
+ *
+ * Each case checks, in the namespace's time, that the sleep was not early
+ * (not by 1 ns) nor late by more than a few ms, and in host time that it
+ * lasted what the two factors give: a kernel applying half or twice the
+ * new factor fails that.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include "dilation.h"
+
+#define D_NS		(100 * NSEC_PER_MSEC)
+/* lateness allowed in the namespace's time (a host wake-up at TDF 10) */
+#define LATE_NS		(5 * NSEC_PER_MSEC)
+/*
+ * In host time the parent's stamps lag: its start stamp follows the child's
+ * start by its wake-up from a pipe read, which at TDF 1 -> 10 shortens the
+ * measured sleep by ten times that lag (5 ms of lag allowed); its end stamp
+ * adds its wake-up. Half the factor (340 ms for 630) or twice (1240 ms)
+ * still fail.
+ */
+#define HOST_EARLY_NS	(50 * NSEC_PER_MSEC)
+#define HOST_LATE_NS	(80 * NSEC_PER_MSEC)
+
+enum how { REL_NANOSLEEP, REL_REALTIME, ABS_MONOTONIC, ABS_REALTIME, ABS_BOOTTIME,
+	   TFD_REL, TFD_ABS_REALTIME, TFD_PERIODIC };
+
+static const char * const how_name[] = {
+	[REL_NANOSLEEP]	= "nanosleep",
+	[REL_REALTIME]	= "clock_nanosleep(CLOCK_REALTIME, relative)",
+	[ABS_MONOTONIC]	= "clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)",
+	[ABS_REALTIME]	= "clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME)",
+	[ABS_BOOTTIME]	= "clock_nanosleep(CLOCK_BOOTTIME, TIMER_ABSTIME)",
+	[TFD_REL]	= "timerfd(CLOCK_MONOTONIC, relative)",
+	[TFD_ABS_REALTIME] = "timerfd(CLOCK_REALTIME, TFD_TIMER_ABSTIME)",
+	[TFD_PERIODIC]	= "timerfd(CLOCK_MONOTONIC, periodic 20 ms)",
+};
+
+/*
+ * The periodic case: period P from t0 + P on. Up (1 -> 10 at host +50 ms):
+ * read until PER_TICKS periods have expired, 120 ms of namespace time, 70
+ * of them at TDF 10 (700 ms of host time). Down (10 -> 1/10 at host
+ * +300 ms, in the second period): read until PER_UNTIL_NS of namespace
+ * time; the period in progress ends at its host expiry (400 ms, by then
+ * 1030 ms of namespace time, counted as missed periods), the next ones
+ * last 2 ms of host time.
+ */
+#define PER_NS		(20 * NSEC_PER_MSEC)
+#define PER_TICKS	6
+#define PER_UNTIL_NS	(1200 * NSEC_PER_MSEC)
+
+enum extra { AT_NONE, AT_STOP_CONT, AT_SIGNAL };
+
+struct change_case {
+	enum how how;
+	const char *tdf1, *tdf2;
+	long double f1, f2;	/* the factors, as numbers */
+	i64 change_at;		/* host ns after the sleep started */
+	enum extra ev;
+	int nested;		/* sleep in a namespace nested in the dilated one */
+};
+
+struct cmd {
+	struct change_case c;
+};
+
+struct result {
+	int err;		/* errno of the sleep, 0 if it completed */
+	i64 elapsed;		/* namespace ns on the sleep's clock */
+	i64 rem;		/* time left reported after AT_SIGNAL */
+	long long ticks;	/* periodic: expirations counted */
+	i64 margin;		/* periodic: least t_k - t0 - ticks_k * P (< 0: early) */
+	int reads;		/* periodic: reads that returned */
+};
+
+static const struct change_case cases[] = {
+	{ REL_NANOSLEEP, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ REL_REALTIME,  "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ ABS_MONOTONIC, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ ABS_REALTIME,  "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ ABS_BOOTTIME,  "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ REL_NANOSLEEP, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_STOP_CONT, 0 },
+	{ REL_NANOSLEEP, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_SIGNAL, 0 },
+	{ REL_NANOSLEEP, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 1 },
+	{ REL_NANOSLEEP, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ ABS_MONOTONIC, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TFD_REL,       "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TFD_ABS_REALTIME, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TFD_REL,       "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TFD_PERIODIC,  "1", "10", 1, 10, 50 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TFD_PERIODIC,  "10", "0.1", 10, 0.1L, 300 * NSEC_PER_MSEC, AT_NONE, 0 },
+};
+
+#define NCASES	((int)ARRAY_SIZE(cases))
+
+/* the signal of AT_SIGNAL: handled, so that the sleep returns EINTR */
+static void on_usr1(int sig __attribute__((unused)))
+{
+}
+
+static clockid_t sleep_clock(enum how how)
+{
+	switch (how) {
+	case REL_REALTIME:
+	case ABS_REALTIME:
+		return CLOCK_REALTIME;
+	case ABS_BOOTTIME:
+		return CLOCK_BOOTTIME;
+	case TFD_ABS_REALTIME:
+		return CLOCK_REALTIME;
+	default:
+		return CLOCK_MONOTONIC;
+	}
+}
+
+static struct timespec ts_add(struct timespec t, i64 ns)
+{
+	t.tv_sec += ns / NSEC_PER_SEC;
+	t.tv_nsec += ns % NSEC_PER_SEC;
+	if (t.tv_nsec >= NSEC_PER_SEC) {
+		t.tv_nsec -= NSEC_PER_SEC;
+		t.tv_sec++;
+	}
+	return t;
+}
+
+/* in the namespace: a timerfd armed at @t0, read until due */
+static struct result timerfd_case(const struct change_case *c, clockid_t clk,
+				  const struct timespec *t0)
+{
+	struct itimerspec its = { { 0, 0 }, { 0, D_NS } };
+	struct result r = { 0 };
+	struct timespec t1;
+	uint64_t n;
+	int fd, flags = 0;
+
+	fd = timerfd_create(clk, 0);
+	if (fd < 0) {
+		r.err = errno;
+		return r;
+	}
+	if (c->how == TFD_ABS_REALTIME) {
+		its.it_value = ts_add(*t0, D_NS);
+		flags = TFD_TIMER_ABSTIME;
+	} else if (c->how == TFD_PERIODIC) {
+		its.it_value = its.it_interval = (struct timespec){ 0, PER_NS };
+	}
+	r.margin = LLONG_MAX;
+	if (timerfd_settime(fd, flags, &its, NULL)) {
+		r.err = errno;
+		close(fd);
+		return r;
+	}
+	for (;;) {
+		if (read(fd, &n, sizeof(n)) != sizeof(n)) {
+			r.err = errno;
+			break;
+		}
+		clock_gettime(clk, &t1);
+		r.ticks += n;
+		r.reads++;
+		r.elapsed = ts_ns(&t1) - ts_ns(t0);
+		if (c->how != TFD_PERIODIC) {
+			r.margin = r.elapsed - D_NS;
+			break;
+		}
+		if (r.elapsed - r.ticks * PER_NS < r.margin)
+			r.margin = r.elapsed - r.ticks * PER_NS;
+		if (c->f2 >= c->f1 ? r.ticks >= PER_TICKS : r.elapsed >= PER_UNTIL_NS)
+			break;
+	}
+	close(fd);
+	return r;
+}
+
+/* in the namespace: sleep D_NS as @c says, after telling the parent 'G' */
+static struct result do_sleep(const struct change_case *c, int wfd)
+{
+	clockid_t clk = sleep_clock(c->how);
+	struct timespec t0, t1, req, rem = { 0, 0 };
+	struct result r = { 0 };
+	int ret;
+
+	clock_gettime(clk, &t0);
+	if (write(wfd, "G", 1) != 1)
+		_exit(3);
+	switch (c->how) {
+	case REL_NANOSLEEP:
+		req = (struct timespec){ 0, D_NS };
+		ret = nanosleep(&req, &rem) ? errno : 0;
+		break;
+	case REL_REALTIME:
+		req = (struct timespec){ 0, D_NS };
+		ret = clock_nanosleep(clk, 0, &req, &rem);
+		break;
+	case TFD_REL:
+	case TFD_ABS_REALTIME:
+	case TFD_PERIODIC:
+		return timerfd_case(c, clk, &t0);
+	default:
+		req = t0;
+		req.tv_nsec += D_NS;
+		if (req.tv_nsec >= NSEC_PER_SEC) {
+			req.tv_nsec -= NSEC_PER_SEC;
+			req.tv_sec++;
+		}
+		ret = clock_nanosleep(clk, TIMER_ABSTIME, &req, NULL);
+		break;
+	}
+	clock_gettime(clk, &t1);
+	r.err = ret;
+	r.elapsed = ts_ns(&t1) - ts_ns(&t0);
+	r.rem = ts_ns(&rem);
+	return r;
+}
+
+/* the child, in the dilated namespace: runs each case the parent sends */
+static void __attribute__((noreturn)) child(int rfd, int wfd)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct cmd cmd;
+
+	sigaction(SIGUSR1, &sa, NULL);	/* no SA_RESTART: the sleep returns */
+	prctl(PR_SET_TIMERSLACK, 1UL);
+	while (read(rfd, &cmd, sizeof(cmd)) == sizeof(cmd)) {
+		struct result r;
+
+		if (cmd.c.nested) {
+			pid_t pid;
+			int st;
+
+			/*
+			 * The sleeper's namespace is a child of the dilated
+			 * one, created by a helper: this task's namespace for
+			 * children, which the parent writes the factor of,
+			 * stays the dilated one.
+			 */
+			pid = fork();
+			if (pid < 0)
+				_exit(5);
+			if (!pid) {
+				if (unshare(CLONE_NEWTIME))
+					_exit(4);
+				pid = fork();
+				if (pid < 0)
+					_exit(5);
+				if (!pid) {
+					r = do_sleep(&cmd.c, wfd);
+					if (write(wfd, &r, sizeof(r)) != sizeof(r))
+						_exit(3);
+					_exit(0);
+				}
+				_exit(waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ? 7 :
+				      WEXITSTATUS(st));
+			}
+			if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+				_exit(6);
+			continue;
+		}
+		r = do_sleep(&cmd.c, wfd);
+		if (write(wfd, &r, sizeof(r)) != sizeof(r))
+			_exit(3);
+	}
+	_exit(0);
+}
+
+static void sleep_host_until(i64 t)
+{
+	i64 now = host_ns(CLOCK_MONOTONIC);
+
+	if (t > now)
+		sleep_ns(t - now);
+}
+
+/*
+ * The host time a sleep of D_NS lasts when the factor goes from f1 to f2
+ * at host time @at after its start, if it ends at its deadline.
+ */
+static i64 due_host_ns(const struct change_case *c, i64 at)
+{
+	long double ns_at = at / c->f1;
+
+	if (ns_at >= D_NS)
+		return (i64)(D_NS * c->f1);
+	return at + (i64)((D_NS - ns_at) * c->f2);
+}
+
+/*
+ * The periodic timerfd: no expiry early (each read has seen at most as many
+ * periods as the namespace's time since t0 holds), the periods counted in
+ * the namespace's time, and the host time the new factor gives.
+ */
+static void periodic_check(const struct change_case *c, const struct result *r,
+			   i64 at, i64 host)
+{
+	i64 due, old_expiry, ns_then;
+	int ok = !r->err;
+
+	ksft_print_msg("%s, TDF %s -> %s at host +%lld ms: %lld expirations in %d reads, %lld.%03lld ms of namespace time, least margin %lld us\n",
+		       how_name[c->how], c->tdf1, c->tdf2, at / NSEC_PER_MSEC, r->ticks, r->reads,
+		       r->elapsed / NSEC_PER_MSEC, r->elapsed / 1000 % 1000, r->margin / 1000);
+	if (r->margin < 0) {
+		ksft_print_msg("  EARLY: an expiration came %lld us of namespace time before its period ended\n",
+			       -r->margin / 1000);
+		ok = 0;
+	}
+	if (c->f2 >= c->f1) {
+		/* up: the periods after the change last 10 times longer in host time */
+		due = at + (i64)((r->ticks * PER_NS - at / c->f1) * c->f2);
+		if (r->ticks < PER_TICKS || r->elapsed > r->ticks * PER_NS + LATE_NS) {
+			ksft_print_msg("  late: %lld expirations after %lld us (bound %lld us)\n",
+				       r->ticks, r->elapsed / 1000, (r->ticks * PER_NS + LATE_NS) / 1000);
+			ok = 0;
+		}
+	} else {
+		/* down: the period in progress ends at its host expiry, the next ones are short */
+		old_expiry = (at / (i64)(PER_NS * c->f1) + 1) * (i64)(PER_NS * c->f1);
+		ns_then = (i64)(at / c->f1 + (old_expiry - at) / c->f2);
+		due = ns_then >= PER_UNTIL_NS ? old_expiry :
+		      old_expiry + (i64)((PER_UNTIL_NS - ns_then) * c->f2);
+		if (r->ticks < r->elapsed / PER_NS - 1) {
+			ksft_print_msg("  %lld expirations counted where %lld periods passed in the namespace\n",
+				       r->ticks, r->elapsed / PER_NS);
+			ok = 0;
+		}
+	}
+	ksft_print_msg("  %lld ms of host time (due %lld ms)\n", host / NSEC_PER_MSEC,
+		       due / NSEC_PER_MSEC);
+	if (host < due - HOST_EARLY_NS || host > due + HOST_LATE_NS) {
+		ksft_print_msg("  host time %lld ms outside [%lld, %lld] ms\n", host / NSEC_PER_MSEC,
+			       (due - HOST_EARLY_NS) / NSEC_PER_MSEC, (due + HOST_LATE_NS) / NSEC_PER_MSEC);
+		ok = 0;
+	}
+	ksft_test_result(ok, "%s across TDF %s -> %s: no expiry early, periods in the namespace's time\n",
+			 how_name[c->how], c->tdf1, c->tdf2);
+}
+
+static void run_case(const struct change_case *c, pid_t pid, int cfd, int rfd)
+{
+	i64 h0, hc, h1, due, bound_lo, bound_hi, old_expiry = (i64)(D_NS * c->f1);
+	struct cmd cmd = { .c = *c };
+	struct result r;
+	char g;
+	int ok = 1, werr;
+
+	werr = dil_write(pid, c->tdf1);
+	if (werr)
+		ksft_exit_fail_msg("writing %s for the child: %s\n", c->tdf1, strerror(-werr));
+	if (write(cfd, &cmd, sizeof(cmd)) != sizeof(cmd) || read(rfd, &g, 1) != 1 || g != 'G')
+		ksft_exit_fail_msg("the child died before the sleep\n");
+	h0 = host_ns(CLOCK_MONOTONIC);
+
+	if (c->ev == AT_STOP_CONT) {
+		/* stopped before the change, continued after it: the sleep restarts */
+		sleep_host_until(h0 + c->change_at - 10 * NSEC_PER_MSEC);
+		kill(pid, SIGSTOP);
+	}
+	sleep_host_until(h0 + c->change_at);
+	hc = host_ns(CLOCK_MONOTONIC);
+	werr = dil_write(pid, c->tdf2);
+	if (c->ev == AT_STOP_CONT) {
+		sleep_ns(10 * NSEC_PER_MSEC);
+		kill(pid, SIGCONT);
+	} else if (c->ev == AT_SIGNAL) {
+		/* 70 ms of host time in: a kept host expiry (100 ms) is yet to come */
+		sleep_host_until(h0 + 70 * NSEC_PER_MSEC);
+		kill(pid, SIGUSR1);
+	}
+	if (read(rfd, &r, sizeof(r)) != sizeof(r))
+		ksft_exit_fail_msg("the child died during the sleep\n");
+	h1 = host_ns(CLOCK_MONOTONIC);
+
+	if (werr) {
+		ksft_print_msg("writing %s for the child: %s\n", c->tdf2, strerror(-werr));
+		ok = 0;
+	}
+	if (c->how == TFD_PERIODIC) {
+		if (werr)
+			ksft_test_result_fail("%s across TDF %s -> %s: the factor write failed\n",
+					      how_name[c->how], c->tdf1, c->tdf2);
+		else
+			periodic_check(c, &r, hc - h0, h1 - h0);
+		return;
+	}
+
+	due = due_host_ns(c, hc - h0);
+	ksft_print_msg("%s%s%s, TDF %s -> %s at host +%lld ms: %lld.%03lld ms of namespace time, %lld.%03lld ms of host time (due %lld ms)%s%s\n",
+		       c->nested ? "nested " : "", how_name[c->how],
+		       c->ev == AT_STOP_CONT ? " stopped and continued" :
+		       c->ev == AT_SIGNAL ? " interrupted" : "",
+		       c->tdf1, c->tdf2, (hc - h0) / NSEC_PER_MSEC,
+		       r.elapsed / NSEC_PER_MSEC, r.elapsed / 1000 % 1000,
+		       (h1 - h0) / NSEC_PER_MSEC, (h1 - h0) / 1000 % 1000, due / NSEC_PER_MSEC,
+		       r.err ? ", " : "", r.err ? strerror(r.err) : "");
+
+	if (c->ev == AT_SIGNAL) {
+		/* what has passed and what is left make the sleep, in the namespace's time */
+		i64 sum = r.elapsed + r.rem;
+
+		ksft_print_msg("  interrupted after %lld us with %lld us left: %lld us in all (asked %lld)\n",
+			       r.elapsed / 1000, r.rem / 1000, sum / 1000, D_NS / 1000);
+		if (r.err != EINTR) {
+			ksft_print_msg("  the signal did not interrupt the sleep\n");
+			ok = 0;
+		}
+		if (sum < D_NS - 2 * NSEC_PER_MSEC || sum > D_NS + 2 * NSEC_PER_MSEC) {
+			ksft_print_msg("  time left is not the namespace's time to the deadline\n");
+			ok = 0;
+		}
+		ksft_test_result(ok, "%s interrupted after TDF %s -> %s reports the time left in the namespace's time\n",
+				 how_name[c->how], c->tdf1, c->tdf2);
+		return;
+	}
+
+	if (r.err) {
+		ok = 0;
+	} else if (r.elapsed < D_NS) {
+		ksft_print_msg("  EARLY by %lld us of namespace time\n", (D_NS - r.elapsed) / 1000);
+		ok = 0;
+	}
+	if (c->f2 >= c->f1) {
+		/* up: ends at the deadline */
+		bound_lo = due - HOST_EARLY_NS;
+		bound_hi = due + HOST_LATE_NS;
+		if (r.elapsed > D_NS + LATE_NS) {
+			ksft_print_msg("  late by %lld us of namespace time (bound %lld)\n",
+				       (r.elapsed - D_NS) / 1000, LATE_NS / 1000);
+			ok = 0;
+		}
+	} else {
+		/* down: not before the deadline, not after the expiry it was armed with */
+		bound_lo = due - HOST_EARLY_NS;
+		bound_hi = old_expiry + HOST_LATE_NS;
+	}
+	if (h1 - h0 < bound_lo || h1 - h0 > bound_hi) {
+		ksft_print_msg("  host time %lld ms outside [%lld, %lld] ms\n", (h1 - h0) / NSEC_PER_MSEC,
+			       bound_lo / NSEC_PER_MSEC, bound_hi / NSEC_PER_MSEC);
+		ok = 0;
+	}
+	ksft_test_result(ok, "%s%s%s across TDF %s -> %s: not early, %s\n",
+			 c->nested ? "nested namespace: " : "", how_name[c->how],
+			 c->ev == AT_STOP_CONT ? " stopped and restarted" : "",
+			 c->tdf1, c->tdf2,
+			 c->f2 >= c->f1 ? "ends at its deadline" : "no later than its host expiry");
+}
+
+int main(void)
+{
+	int cmd_pipe[2], res_pipe[2], i, st;
+	pid_t pid;
+
+	require_dilation();
+	ksft_print_header();
+	unshare_timens_or_skip();
+	/* dilated before the child enters; each case then writes its factors from outside */
+	i = dil_write(DIL_SELF, "1");
+	if (i)
+		ksft_exit_fail_msg("writing '1' to /proc/self/timens_dilation: %s\n", strerror(-i));
+	if (pipe(cmd_pipe) || pipe(res_pipe))
+		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+	if (!pid) {
+		close(cmd_pipe[1]);
+		close(res_pipe[0]);
+		child(cmd_pipe[0], res_pipe[1]);
+	}
+	close(cmd_pipe[0]);
+	close(res_pipe[1]);
+
+	ksft_set_plan(NCASES);
+	for (i = 0; i < NCASES; i++)
+		run_case(&cases[i], pid, cmd_pipe[1], res_pipe[0]);
+
+	close(cmd_pipe[1]);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		ksft_exit_fail_msg("the child failed (status %#x)\n", st);
+	ksft_finished();
+	return 0;
+}
