@@ -15,9 +15,14 @@
  * Each case checks, in the namespace's time, that the sleep was not early
  * (not by 1 ns) nor late by more than a few ms, and in host time that it
  * lasted what the two factors give: a kernel applying half or twice the
- * new factor fails that.
+ * new factor fails that. After an increase, the host time is predicted
+ * from a reading of the namespace's clock taken right after the change (by
+ * a helper thread of the sleeper that the parent wakes), not from the
+ * parent's stamp of the start: that stamp lags the start by the parent's
+ * wake-up, which the rest of the sleep at TDF 10 would multiply by ten.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
@@ -29,12 +34,15 @@
 /* lateness allowed in the namespace's time (a host wake-up at TDF 10) */
 #define LATE_NS		(5 * NSEC_PER_MSEC)
 /*
- * In host time the parent's stamps lag: its start stamp follows the child's
- * start by its wake-up from a pipe read, which at TDF 1 -> 10 shortens the
- * measured sleep by ten times that lag (5 ms of lag allowed); its end stamp
- * adds its wake-up. Half the factor (340 ms for 630) or twice (1240 ms)
- * still fail.
+ * After an increase the end is predicted from the namespace's time read
+ * after the change: the reading's own lag and the parent's wake-up can only
+ * make the sleep look longer (HOST_LATE_NS allowed); it cannot look
+ * shorter than predicted by more than the rounding of the maps
+ * (PREDICT_EARLY_NS). Twice the factor ends about 550 ms late, half about
+ * 275 ms early. After a decrease the start stamp's lag is not multiplied
+ * (the old host expiry is fixed from the start): HOST_EARLY_NS.
  */
+#define PREDICT_EARLY_NS	(2 * NSEC_PER_MSEC)
 #define HOST_EARLY_NS	(50 * NSEC_PER_MSEC)
 #define HOST_LATE_NS	(80 * NSEC_PER_MSEC)
 
@@ -84,6 +92,7 @@ struct result {
 	int err;		/* errno of the sleep, 0 if it completed */
 	i64 elapsed;		/* namespace ns on the sleep's clock */
 	i64 rem;		/* time left reported after AT_SIGNAL */
+	i64 at_change;		/* the sleep's clock after the change, from its start */
 	long long ticks;	/* periodic: expirations counted */
 	i64 margin;		/* periodic: least t_k - t0 - ticks_k * P (< 0: early) */
 	int reads;		/* periodic: reads that returned */
@@ -189,15 +198,58 @@ static struct result timerfd_case(const struct change_case *c, clockid_t clk,
 	return r;
 }
 
+/* the pipe the parent writes a byte to right after each factor change */
+static int change_rfd = -1, change_wfd = -1;
+
+struct change_reader {
+	clockid_t clk;
+	struct timespec t;
+};
+
+/* a thread of the sleeper: reads its clock once the parent says it changed the factor */
+static void *read_at_change(void *arg)
+{
+	struct change_reader *cr = arg;
+	sigset_t all;
+	char b;
+
+	/* signals sent to the sleeper are for the sleeping thread */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	if (read(change_rfd, &b, 1) != 1)
+		_exit(8);
+	clock_gettime(cr->clk, &cr->t);
+	return NULL;
+}
+
+static struct result do_sleep_case(const struct change_case *c, int wfd,
+				   clockid_t clk, struct timespec *t0);
+
 /* in the namespace: sleep D_NS as @c says, after telling the parent 'G' */
 static struct result do_sleep(const struct change_case *c, int wfd)
 {
-	clockid_t clk = sleep_clock(c->how);
+	struct change_reader cr = { .clk = sleep_clock(c->how) };
+	struct timespec t0;
+	struct result r;
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, read_at_change, &cr))
+		_exit(9);
+	r = do_sleep_case(c, wfd, cr.clk, &t0);
+	pthread_join(th, NULL);
+	r.at_change = ts_ns(&cr.t) - ts_ns(&t0);
+	return r;
+}
+
+static struct result do_sleep_case(const struct change_case *c, int wfd,
+				   clockid_t clk, struct timespec *t0p)
+{
 	struct timespec t0, t1, req, rem = { 0, 0 };
 	struct result r = { 0 };
 	int ret;
 
 	clock_gettime(clk, &t0);
+	*t0p = t0;
 	if (write(wfd, "G", 1) != 1)
 		_exit(3);
 	switch (c->how) {
@@ -307,8 +359,9 @@ static i64 due_host_ns(const struct change_case *c, i64 at)
  * the namespace's time, and the host time the new factor gives.
  */
 static void periodic_check(const struct change_case *c, const struct result *r,
-			   i64 at, i64 host)
+			   i64 at, i64 after, i64 host)
 {
+	i64 lo = HOST_EARLY_NS;
 	i64 due, old_expiry, ns_then;
 	int ok = !r->err;
 
@@ -322,7 +375,8 @@ static void periodic_check(const struct change_case *c, const struct result *r,
 	}
 	if (c->f2 >= c->f1) {
 		/* up: the periods after the change last 10 times longer in host time */
-		due = at + (i64)((r->ticks * PER_NS - at / c->f1) * c->f2);
+		due = after + (i64)((r->ticks * PER_NS - r->at_change) * c->f2);
+		lo = PREDICT_EARLY_NS;
 		if (r->ticks < PER_TICKS || r->elapsed > r->ticks * PER_NS + LATE_NS) {
 			ksft_print_msg("  late: %lld expirations after %lld us (bound %lld us)\n",
 				       r->ticks, r->elapsed / 1000, (r->ticks * PER_NS + LATE_NS) / 1000);
@@ -342,9 +396,9 @@ static void periodic_check(const struct change_case *c, const struct result *r,
 	}
 	ksft_print_msg("  %lld ms of host time (due %lld ms)\n", host / NSEC_PER_MSEC,
 		       due / NSEC_PER_MSEC);
-	if (host < due - HOST_EARLY_NS || host > due + HOST_LATE_NS) {
+	if (host < due - lo || host > due + HOST_LATE_NS) {
 		ksft_print_msg("  host time %lld ms outside [%lld, %lld] ms\n", host / NSEC_PER_MSEC,
-			       (due - HOST_EARLY_NS) / NSEC_PER_MSEC, (due + HOST_LATE_NS) / NSEC_PER_MSEC);
+			       (due - lo) / NSEC_PER_MSEC, (due + HOST_LATE_NS) / NSEC_PER_MSEC);
 		ok = 0;
 	}
 	ksft_test_result(ok, "%s across TDF %s -> %s: no expiry early, periods in the namespace's time\n",
@@ -353,7 +407,7 @@ static void periodic_check(const struct change_case *c, const struct result *r,
 
 static void run_case(const struct change_case *c, pid_t pid, int cfd, int rfd)
 {
-	i64 h0, hc, h1, due, bound_lo, bound_hi, old_expiry = (i64)(D_NS * c->f1);
+	i64 h0, hc, hc1, h1, due, bound_lo, bound_hi, old_expiry = (i64)(D_NS * c->f1);
 	struct cmd cmd = { .c = *c };
 	struct result r;
 	char g;
@@ -374,6 +428,10 @@ static void run_case(const struct change_case *c, pid_t pid, int cfd, int rfd)
 	sleep_host_until(h0 + c->change_at);
 	hc = host_ns(CLOCK_MONOTONIC);
 	werr = dil_write(pid, c->tdf2);
+	hc1 = host_ns(CLOCK_MONOTONIC);
+	/* the sleeper's helper thread reads its clock now */
+	if (write(change_wfd, "C", 1) != 1)
+		ksft_exit_fail_msg("the child's change pipe: %s\n", strerror(errno));
 	if (c->ev == AT_STOP_CONT) {
 		sleep_ns(10 * NSEC_PER_MSEC);
 		kill(pid, SIGCONT);
@@ -395,11 +453,18 @@ static void run_case(const struct change_case *c, pid_t pid, int cfd, int rfd)
 			ksft_test_result_fail("%s across TDF %s -> %s: the factor write failed\n",
 					      how_name[c->how], c->tdf1, c->tdf2);
 		else
-			periodic_check(c, &r, hc - h0, h1 - h0);
+			periodic_check(c, &r, hc - h0, hc1 - h0, h1 - h0);
 		return;
 	}
 
-	due = due_host_ns(c, hc - h0);
+	/*
+	 * Up: it ends when the namespace's clock, read at the change, has
+	 * run the rest of the sleep at the new factor.
+	 */
+	if (c->f2 >= c->f1)
+		due = hc1 - h0 + (i64)((D_NS - r.at_change) * c->f2);
+	else
+		due = due_host_ns(c, hc - h0);
 	ksft_print_msg("%s%s%s, TDF %s -> %s at host +%lld ms: %lld.%03lld ms of namespace time, %lld.%03lld ms of host time (due %lld ms)%s%s\n",
 		       c->nested ? "nested " : "", how_name[c->how],
 		       c->ev == AT_STOP_CONT ? " stopped and continued" :
@@ -436,7 +501,7 @@ static void run_case(const struct change_case *c, pid_t pid, int cfd, int rfd)
 	}
 	if (c->f2 >= c->f1) {
 		/* up: ends at the deadline */
-		bound_lo = due - HOST_EARLY_NS;
+		bound_lo = due - PREDICT_EARLY_NS;
 		bound_hi = due + HOST_LATE_NS;
 		if (r.elapsed > D_NS + LATE_NS) {
 			ksft_print_msg("  late by %lld us of namespace time (bound %lld)\n",
@@ -462,7 +527,7 @@ static void run_case(const struct change_case *c, pid_t pid, int cfd, int rfd)
 
 int main(void)
 {
-	int cmd_pipe[2], res_pipe[2], i, st;
+	int cmd_pipe[2], res_pipe[2], chg_pipe[2], i, st;
 	pid_t pid;
 
 	require_dilation();
@@ -472,7 +537,7 @@ int main(void)
 	i = dil_write(DIL_SELF, "1");
 	if (i)
 		ksft_exit_fail_msg("writing '1' to /proc/self/timens_dilation: %s\n", strerror(-i));
-	if (pipe(cmd_pipe) || pipe(res_pipe))
+	if (pipe(cmd_pipe) || pipe(res_pipe) || pipe(chg_pipe))
 		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
 	pid = fork();
 	if (pid < 0)
@@ -480,10 +545,14 @@ int main(void)
 	if (!pid) {
 		close(cmd_pipe[1]);
 		close(res_pipe[0]);
+		close(chg_pipe[1]);
+		change_rfd = chg_pipe[0];
 		child(cmd_pipe[0], res_pipe[1]);
 	}
 	close(cmd_pipe[0]);
 	close(res_pipe[1]);
+	close(chg_pipe[0]);
+	change_wfd = chg_pipe[1];
 
 	ksft_set_plan(NCASES);
 	for (i = 0; i < NCASES; i++)
