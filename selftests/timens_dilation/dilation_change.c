@@ -31,8 +31,14 @@
 #include "dilation.h"
 
 #define D_NS		(100 * NSEC_PER_MSEC)
-/* lateness allowed in the namespace's time (a host wake-up at TDF 10) */
-#define LATE_NS		(5 * NSEC_PER_MSEC)
+/*
+ * Every lower bound is exact: nothing may end early. The upper bounds are
+ * the guest's wake-up and return path, which a TCG guest can stall for
+ * tens of ms (44 ms once in a clean run): 150 ms of host time, 15 ms of
+ * namespace time at TDF 10. A kernel applying twice or half the factor is
+ * off by hundreds of ms of host time.
+ */
+#define LATE_NS		(15 * NSEC_PER_MSEC)
 /*
  * After an increase the end is predicted from the namespace's time read
  * after the change: the reading's own lag and the parent's wake-up can only
@@ -44,7 +50,7 @@
  */
 #define PREDICT_EARLY_NS	(2 * NSEC_PER_MSEC)
 #define HOST_EARLY_NS	(50 * NSEC_PER_MSEC)
-#define HOST_LATE_NS	(80 * NSEC_PER_MSEC)
+#define HOST_LATE_NS	(150 * NSEC_PER_MSEC)
 
 enum how { REL_NANOSLEEP, REL_REALTIME, ABS_MONOTONIC, ABS_REALTIME, ABS_BOOTTIME,
 	   TFD_REL, TFD_ABS_REALTIME, TFD_PERIODIC };
@@ -484,7 +490,13 @@ static void run_case(const struct change_case *c, pid_t pid, int cfd, int rfd)
 			ksft_print_msg("  the signal did not interrupt the sleep\n");
 			ok = 0;
 		}
-		if (sum < D_NS - 2 * NSEC_PER_MSEC || sum > D_NS + 2 * NSEC_PER_MSEC) {
+		/*
+		 * The time left is computed when the signal wakes the sleep,
+		 * the elapsed time read after the return: their sum is at
+		 * least the sleep (1 us for rounding), more by the return
+		 * path. An unconverted kernel reports about 3 ms, 47 in all.
+		 */
+		if (sum < D_NS - NSEC_PER_USEC || sum > D_NS + LATE_NS) {
 			ksft_print_msg("  time left is not the namespace's time to the deadline\n");
 			ok = 0;
 		}
