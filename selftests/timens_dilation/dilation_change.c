@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sleeps across a change of the factor (issue 14, defect 5): a task of a
- * dilated namespace sleeps d = 100 ms of its time, and the parent, outside,
- * rewrites the namespace's factor while it sleeps.
+ * Sleeps and timers across a change of the factor (issue 14, defect 5): a
+ * task of a dilated namespace sleeps d = 100 ms of its time, or waits for
+ * a timer (timerfd, POSIX timer, ITIMER_REAL) of 100 ms or of a 20 ms
+ * period, and the parent, outside, rewrites the namespace's factor
+ * meanwhile.
  *
  * Up, TDF 1 -> 10 at host +40 ms: 40 ms of the namespace have passed, the
  * other 60 ms take 600 ms of host time, so the sleep lasts 640 ms of host
@@ -26,6 +28,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/time.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include "dilation.h"
@@ -53,7 +56,8 @@
 #define HOST_LATE_NS	(150 * NSEC_PER_MSEC)
 
 enum how { REL_NANOSLEEP, REL_REALTIME, ABS_MONOTONIC, ABS_REALTIME, ABS_BOOTTIME,
-	   TFD_REL, TFD_ABS_REALTIME, TFD_PERIODIC };
+	   TFD_REL, TFD_ABS_REALTIME, TFD_PERIODIC, TMR_REL, TMR_PERIODIC, ITR_REL,
+	   ITR_PERIODIC };
 
 static const char * const how_name[] = {
 	[REL_NANOSLEEP]	= "nanosleep",
@@ -64,10 +68,19 @@ static const char * const how_name[] = {
 	[TFD_REL]	= "timerfd(CLOCK_MONOTONIC, relative)",
 	[TFD_ABS_REALTIME] = "timerfd(CLOCK_REALTIME, TFD_TIMER_ABSTIME)",
 	[TFD_PERIODIC]	= "timerfd(CLOCK_MONOTONIC, periodic 20 ms)",
+	[TMR_REL]	= "timer_create(CLOCK_MONOTONIC), relative",
+	[TMR_PERIODIC]	= "timer_create(CLOCK_MONOTONIC), periodic 20 ms",
+	[ITR_REL]	= "setitimer(ITIMER_REAL)",
+	[ITR_PERIODIC]	= "setitimer(ITIMER_REAL), periodic 20 ms",
 };
 
+static int is_periodic(enum how how)
+{
+	return how == TFD_PERIODIC || how == TMR_PERIODIC || how == ITR_PERIODIC;
+}
+
 /*
- * The periodic case: period P from t0 + P on. Up (1 -> 10 at host +50 ms):
+ * The periodic cases: period P from t0 + P on. Up (1 -> 10 at host +50 ms):
  * read until PER_TICKS periods have expired, 120 ms of namespace time, 70
  * of them at TDF 10 (700 ms of host time). Down (10 -> 1/10 at host
  * +300 ms, in the second period): read until PER_UNTIL_NS of namespace
@@ -121,6 +134,12 @@ static const struct change_case cases[] = {
 	{ TFD_REL,       "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
 	{ TFD_PERIODIC,  "1", "10", 1, 10, 50 * NSEC_PER_MSEC, AT_NONE, 0 },
 	{ TFD_PERIODIC,  "10", "0.1", 10, 0.1L, 300 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TMR_REL,       "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TMR_PERIODIC,  "1", "10", 1, 10, 50 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TMR_PERIODIC,  "10", "0.1", 10, 0.1L, 300 * NSEC_PER_MSEC, AT_NONE, 0 },
+	/* ITIMER_REAL counts no overruns: only the increase */
+	{ ITR_REL,       "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ ITR_PERIODIC,  "1", "10", 1, 10, 50 * NSEC_PER_MSEC, AT_NONE, 0 },
 };
 
 #define NCASES	((int)ARRAY_SIZE(cases))
@@ -156,48 +175,127 @@ static struct timespec ts_add(struct timespec t, i64 ns)
 	return t;
 }
 
-/* in the namespace: a timerfd armed at @t0, read until due */
-static struct result timerfd_case(const struct change_case *c, clockid_t clk,
-				  const struct timespec *t0)
+/*
+ * A timer of the namespace, one of timerfd, POSIX timer or ITIMER_REAL,
+ * armed at t0 for D_NS or with period PER_NS
+ */
+struct ns_timer {
+	enum how how;
+	int fd;			/* timerfd */
+	timer_t id;		/* POSIX timer */
+	sigset_t sig;		/* the signal of a POSIX timer or ITIMER_REAL */
+};
+
+static int timer_arm(struct ns_timer *t, clockid_t clk, const struct timespec *t0)
 {
 	struct itimerspec its = { { 0, 0 }, { 0, D_NS } };
+	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGRTMIN };
+	int flags = 0;
+
+	if (is_periodic(t->how))
+		its.it_value = its.it_interval = (struct timespec){ 0, PER_NS };
+	switch (t->how) {
+	case TMR_REL:
+	case TMR_PERIODIC:
+		if (timer_create(clk, &sev, &t->id))
+			return errno;
+		return timer_settime(t->id, 0, &its, NULL) ? errno : 0;
+	case ITR_REL:
+	case ITR_PERIODIC: {
+		struct itimerval itv = {
+			{ 0, its.it_interval.tv_nsec / 1000 }, { 0, its.it_value.tv_nsec / 1000 }
+		};
+
+		return setitimer(ITIMER_REAL, &itv, NULL) ? errno : 0;
+	}
+	default:
+		t->fd = timerfd_create(clk, 0);
+		if (t->fd < 0)
+			return errno;
+		if (t->how == TFD_ABS_REALTIME) {
+			its.it_value = ts_add(*t0, D_NS);
+			flags = TFD_TIMER_ABSTIME;
+		}
+		return timerfd_settime(t->fd, flags, &its, NULL) ? errno : 0;
+	}
+}
+
+/* wait for the next expiration: the number of periods it reports, or -errno */
+static long long timer_wait(struct ns_timer *t)
+{
+	siginfo_t si;
+	uint64_t n;
+
+	switch (t->how) {
+	case TMR_REL:
+	case TMR_PERIODIC:
+	case ITR_REL:
+	case ITR_PERIODIC:
+		if (sigwaitinfo(&t->sig, &si) < 0)
+			return -errno;
+		/* a POSIX timer counts the periods its signal stood for */
+		return 1 + (t->how == TMR_REL || t->how == TMR_PERIODIC ? si.si_overrun : 0);
+	default:
+		if (read(t->fd, &n, sizeof(n)) != sizeof(n))
+			return -errno;
+		return (long long)n;
+	}
+}
+
+/* disarm, and take a signal it queued meanwhile, so that the next case starts clean */
+static void timer_disarm(struct ns_timer *t)
+{
+	const struct itimerval off = { { 0, 0 }, { 0, 0 } };
+	const struct timespec zero = { 0, 0 };
+
+	switch (t->how) {
+	case TMR_REL:
+	case TMR_PERIODIC:
+		timer_delete(t->id);
+		break;
+	case ITR_REL:
+	case ITR_PERIODIC:
+		setitimer(ITIMER_REAL, &off, NULL);
+		break;
+	default:
+		close(t->fd);
+		return;
+	}
+	while (sigtimedwait(&t->sig, NULL, &zero) > 0)
+		;
+}
+
+/* in the namespace: a timer armed at @t0, waited for until due */
+static struct result timer_case(const struct change_case *c, clockid_t clk,
+				const struct timespec *t0)
+{
+	struct ns_timer t = { .how = c->how, .fd = -1 };
 	struct result r = { 0 };
 	struct timespec t1;
-	uint64_t n;
-	int fd, flags = 0;
+	long long n;
 
-	fd = timerfd_create(clk, 0);
-	if (fd < 0) {
-		r.err = errno;
-		return r;
-	}
-	if (c->how == TFD_ABS_REALTIME) {
-		its.it_value = ts_add(*t0, D_NS);
-		flags = TFD_TIMER_ABSTIME;
-	} else if (c->how == TFD_PERIODIC) {
-		its.it_value = its.it_interval = (struct timespec){ 0, PER_NS };
-	}
+	/* the signal is blocked, and taken with sigwaitinfo() */
+	sigemptyset(&t.sig);
+	sigaddset(&t.sig, c->how == ITR_REL || c->how == ITR_PERIODIC ? SIGALRM : SIGRTMIN);
+	sigprocmask(SIG_BLOCK, &t.sig, NULL);
 	r.margin = LLONG_MAX;
-	if (timerfd_settime(fd, flags, &its, NULL)) {
-		r.err = errno;
-		close(fd);
-		return r;
-	}
-	for (;;) {
+	r.err = timer_arm(&t, clk, t0);
+	for (; !r.err;) {
 		struct timespec tb;
 
-		/* the count a read returns covers at least the periods ended before it */
+		/* the count a wait returns covers at least the periods ended before it */
 		clock_gettime(clk, &tb);
 		r.before = ts_ns(&tb) - ts_ns(t0);
-		if (read(fd, &n, sizeof(n)) != sizeof(n)) {
-			r.err = errno;
+		n = timer_wait(&t);
+		if (n < 0) {
+			r.err = (int)-n;
 			break;
 		}
 		clock_gettime(clk, &t1);
 		r.ticks += n;
 		r.reads++;
 		r.elapsed = ts_ns(&t1) - ts_ns(t0);
-		if (c->how != TFD_PERIODIC) {
+		if (!is_periodic(c->how)) {
 			r.margin = r.elapsed - D_NS;
 			break;
 		}
@@ -206,7 +304,7 @@ static struct result timerfd_case(const struct change_case *c, clockid_t clk,
 		if (c->f2 >= c->f1 ? r.ticks >= PER_TICKS : r.elapsed >= PER_UNTIL_NS)
 			break;
 	}
-	close(fd);
+	timer_disarm(&t);
 	return r;
 }
 
@@ -276,7 +374,11 @@ static struct result do_sleep_case(const struct change_case *c, int wfd,
 	case TFD_REL:
 	case TFD_ABS_REALTIME:
 	case TFD_PERIODIC:
-		return timerfd_case(c, clk, &t0);
+	case TMR_REL:
+	case TMR_PERIODIC:
+	case ITR_REL:
+	case ITR_PERIODIC:
+		return timer_case(c, clk, &t0);
 	default:
 		req = t0;
 		req.tv_nsec += D_NS;
@@ -366,7 +468,7 @@ static i64 due_host_ns(const struct change_case *c, i64 at)
 }
 
 /*
- * The periodic timerfd: no expiry early (each read has seen at most as many
+ * A periodic timer: no expiry early (each wait has seen at most as many
  * periods as the namespace's time since t0 holds), the periods counted in
  * the namespace's time, and the host time the new factor gives.
  */
@@ -465,7 +567,7 @@ static void run_case(const struct change_case *c, pid_t pid, int cfd, int rfd)
 		ksft_print_msg("writing %s for the child: %s\n", c->tdf2, strerror(-werr));
 		ok = 0;
 	}
-	if (c->how == TFD_PERIODIC) {
+	if (is_periodic(c->how)) {
 		if (werr)
 			ksft_test_result_fail("%s across TDF %s -> %s: the factor write failed\n",
 					      how_name[c->how], c->tdf1, c->tdf2);
