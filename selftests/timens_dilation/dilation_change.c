@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sleeps and timers across a change of the factor (issue 14, defect 5): a
- * task of a dilated namespace sleeps d = 100 ms of its time, or waits for
- * a timer (timerfd, POSIX timer, ITIMER_REAL) of 100 ms or of a 20 ms
- * period, and the parent, outside, rewrites the namespace's factor
+ * Sleeps, timers and timeouts across a change of the factor (issue 14,
+ * defect 5): a task of a dilated namespace sleeps d = 100 ms of its time,
+ * or waits for a timer (timerfd, POSIX timer, ITIMER_REAL) of 100 ms or of
+ * a 20 ms period, or waits up to 100 ms for something that does not come
+ * (poll, select, epoll, sigtimedwait, semtimedop, mq_timedreceive, futex,
+ * io_getevents), and the parent, outside, rewrites the namespace's factor
  * meanwhile.
  *
  * Up, TDF 1 -> 10 at host +40 ms: 40 ms of the namespace have passed, the
@@ -27,7 +29,15 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <linux/aio_abi.h>
+#include <linux/futex.h>
+#include <mqueue.h>
+#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/select.h>
+#include <sys/sem.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -57,7 +67,9 @@
 
 enum how { REL_NANOSLEEP, REL_REALTIME, ABS_MONOTONIC, ABS_REALTIME, ABS_BOOTTIME,
 	   TFD_REL, TFD_ABS_REALTIME, TFD_PERIODIC, TMR_REL, TMR_PERIODIC, ITR_REL,
-	   ITR_PERIODIC };
+	   ITR_PERIODIC, TO_POLL, TO_SELECT, TO_EPOLL, TO_SIGTIMEDWAIT, TO_SEMTIMEDOP,
+	   TO_MQ_ABS_REALTIME, TO_FUTEX_REL, TO_FUTEX_ABS, TO_FUTEX_ABS_REALTIME,
+	   TO_IO_GETEVENTS };
 
 static const char * const how_name[] = {
 	[REL_NANOSLEEP]	= "nanosleep",
@@ -72,6 +84,16 @@ static const char * const how_name[] = {
 	[TMR_PERIODIC]	= "timer_create(CLOCK_MONOTONIC), periodic 20 ms",
 	[ITR_REL]	= "setitimer(ITIMER_REAL)",
 	[ITR_PERIODIC]	= "setitimer(ITIMER_REAL), periodic 20 ms",
+	[TO_POLL]	= "poll() timeout",
+	[TO_SELECT]	= "select() timeout",
+	[TO_EPOLL]	= "epoll_wait() timeout",
+	[TO_SIGTIMEDWAIT] = "sigtimedwait() timeout",
+	[TO_SEMTIMEDOP]	= "semtimedop() timeout",
+	[TO_MQ_ABS_REALTIME] = "mq_timedreceive() deadline (CLOCK_REALTIME)",
+	[TO_FUTEX_REL]	= "FUTEX_WAIT timeout",
+	[TO_FUTEX_ABS]	= "FUTEX_WAIT_BITSET deadline (CLOCK_MONOTONIC)",
+	[TO_FUTEX_ABS_REALTIME] = "FUTEX_WAIT_BITSET deadline (FUTEX_CLOCK_REALTIME)",
+	[TO_IO_GETEVENTS] = "io_getevents() timeout",
 };
 
 static int is_periodic(enum how how)
@@ -140,6 +162,21 @@ static const struct change_case cases[] = {
 	/* ITIMER_REAL counts no overruns: only the increase */
 	{ ITR_REL,       "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
 	{ ITR_PERIODIC,  "1", "10", 1, 10, 50 * NSEC_PER_MSEC, AT_NONE, 0 },
+	/* the timeouts of calls that wait for something else: nothing comes */
+	{ TO_POLL,       "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_SELECT,     "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_EPOLL,      "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_SIGTIMEDWAIT, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_SEMTIMEDOP, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_MQ_ABS_REALTIME, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_FUTEX_REL,  "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_FUTEX_ABS,  "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_FUTEX_ABS_REALTIME, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_IO_GETEVENTS, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_POLL,       "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_STOP_CONT, 0 },
+	{ TO_FUTEX_REL,  "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_STOP_CONT, 0 },
+	{ TO_POLL,       "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_FUTEX_ABS,  "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
 };
 
 #define NCASES	((int)ARRAY_SIZE(cases))
@@ -158,6 +195,8 @@ static clockid_t sleep_clock(enum how how)
 	case ABS_BOOTTIME:
 		return CLOCK_BOOTTIME;
 	case TFD_ABS_REALTIME:
+	case TO_MQ_ABS_REALTIME:
+	case TO_FUTEX_ABS_REALTIME:
 		return CLOCK_REALTIME;
 	default:
 		return CLOCK_MONOTONIC;
@@ -351,13 +390,129 @@ static struct result do_sleep(const struct change_case *c, int wfd)
 	return r;
 }
 
+/*
+ * What a call that waits for something that does not come needs, set up
+ * before the clock is read: a blocked signal, a semaphore at 0, an empty
+ * message queue, an epoll and an AIO context with nothing in them.
+ */
+struct waitee {
+	sigset_t sig;
+	int epfd, semid;
+	mqd_t mq;
+	aio_context_t aio;
+	unsigned int futex_word;
+};
+
+static void waitee_init(struct waitee *w, enum how how)
+{
+	struct mq_attr attr = { .mq_maxmsg = 1, .mq_msgsize = 8 };
+	char name[32];
+
+	memset(w, 0, sizeof(*w));
+	w->epfd = w->semid = -1;
+	w->mq = (mqd_t)-1;
+	switch (how) {
+	case TO_EPOLL:
+		w->epfd = epoll_create1(0);
+		if (w->epfd < 0)
+			_exit(10);
+		break;
+	case TO_SIGTIMEDWAIT:
+		sigemptyset(&w->sig);
+		sigaddset(&w->sig, SIGUSR2);
+		sigprocmask(SIG_BLOCK, &w->sig, NULL);
+		break;
+	case TO_SEMTIMEDOP:
+		w->semid = semget(IPC_PRIVATE, 1, 0600);
+		if (w->semid < 0)
+			_exit(11);
+		break;
+	case TO_MQ_ABS_REALTIME:
+		snprintf(name, sizeof(name), "/dilation_change.%d", getpid());
+		w->mq = mq_open(name, O_RDWR | O_CREAT | O_EXCL, 0600, &attr);
+		if (w->mq == (mqd_t)-1)
+			_exit(12);
+		mq_unlink(name);
+		break;
+	case TO_IO_GETEVENTS:
+		if (syscall(SYS_io_setup, 1, &w->aio))
+			_exit(13);
+		break;
+	default:
+		break;
+	}
+}
+
+static void waitee_fini(struct waitee *w)
+{
+	if (w->epfd >= 0)
+		close(w->epfd);
+	if (w->semid >= 0)
+		semctl(w->semid, 0, IPC_RMID);
+	if (w->mq != (mqd_t)-1)
+		mq_close(w->mq);
+	if (w->aio)
+		syscall(SYS_io_destroy, w->aio);
+}
+
+/*
+ * Wait D_NS for nothing with the call of @how; 0 if it timed out as it
+ * should, else the errno (or -1: it returned something).
+ */
+static int timeout_wait(struct waitee *w, enum how how, const struct timespec *t0)
+{
+	struct timespec rel = { 0, D_NS }, abs = ts_add(*t0, D_NS);
+	struct timeval tv = { 0, D_NS / 1000 };
+	struct sembuf op = { .sem_num = 0, .sem_op = -1 };
+	struct io_event ev;
+	struct epoll_event eev;
+	char buf[8];
+	long ret;
+
+	switch (how) {
+	case TO_POLL:
+		ret = poll(NULL, 0, D_NS / NSEC_PER_MSEC);
+		break;
+	case TO_SELECT:
+		ret = select(0, NULL, NULL, NULL, &tv);
+		break;
+	case TO_EPOLL:
+		ret = epoll_wait(w->epfd, &eev, 1, D_NS / NSEC_PER_MSEC);
+		break;
+	case TO_SIGTIMEDWAIT:
+		return sigtimedwait(&w->sig, NULL, &rel) < 0 && errno == EAGAIN ? 0 : errno ?: -1;
+	case TO_SEMTIMEDOP:
+		return semtimedop(w->semid, &op, 1, &rel) < 0 && errno == EAGAIN ? 0 : errno ?: -1;
+	case TO_MQ_ABS_REALTIME:
+		return mq_timedreceive(w->mq, buf, sizeof(buf), NULL, &abs) < 0 &&
+		       errno == ETIMEDOUT ? 0 : errno ?: -1;
+	case TO_FUTEX_REL:
+		ret = syscall(SYS_futex, &w->futex_word, FUTEX_WAIT, 0, &rel, NULL, 0);
+		return ret < 0 && errno == ETIMEDOUT ? 0 : errno ?: -1;
+	case TO_FUTEX_ABS:
+	case TO_FUTEX_ABS_REALTIME:
+		ret = syscall(SYS_futex, &w->futex_word,
+			      FUTEX_WAIT_BITSET | (how == TO_FUTEX_ABS ? 0 : FUTEX_CLOCK_REALTIME),
+			      0, &abs, NULL, FUTEX_BITSET_MATCH_ANY);
+		return ret < 0 && errno == ETIMEDOUT ? 0 : errno ?: -1;
+	case TO_IO_GETEVENTS:
+		ret = syscall(SYS_io_getevents, w->aio, 1, 1, &ev, &rel);
+		break;
+	default:
+		return -1;
+	}
+	return ret == 0 ? 0 : ret < 0 ? errno : -1;
+}
+
 static struct result do_sleep_case(const struct change_case *c, int wfd,
 				   clockid_t clk, struct timespec *t0p)
 {
 	struct timespec t0, t1, req, rem = { 0, 0 };
 	struct result r = { 0 };
+	struct waitee w;
 	int ret;
 
+	waitee_init(&w, c->how);
 	clock_gettime(clk, &t0);
 	*t0p = t0;
 	if (write(wfd, "G", 1) != 1)
@@ -379,6 +534,18 @@ static struct result do_sleep_case(const struct change_case *c, int wfd,
 	case ITR_REL:
 	case ITR_PERIODIC:
 		return timer_case(c, clk, &t0);
+	case TO_POLL:
+	case TO_SELECT:
+	case TO_EPOLL:
+	case TO_SIGTIMEDWAIT:
+	case TO_SEMTIMEDOP:
+	case TO_MQ_ABS_REALTIME:
+	case TO_FUTEX_REL:
+	case TO_FUTEX_ABS:
+	case TO_FUTEX_ABS_REALTIME:
+	case TO_IO_GETEVENTS:
+		ret = timeout_wait(&w, c->how, &t0);
+		break;
 	default:
 		req = t0;
 		req.tv_nsec += D_NS;
@@ -390,6 +557,7 @@ static struct result do_sleep_case(const struct change_case *c, int wfd,
 		break;
 	}
 	clock_gettime(clk, &t1);
+	waitee_fini(&w);
 	r.err = ret;
 	r.elapsed = ts_ns(&t1) - ts_ns(&t0);
 	r.rem = ts_ns(&rem);
