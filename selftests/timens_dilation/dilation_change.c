@@ -69,7 +69,7 @@ enum how { REL_NANOSLEEP, REL_REALTIME, ABS_MONOTONIC, ABS_REALTIME, ABS_BOOTTIM
 	   TFD_REL, TFD_ABS_REALTIME, TFD_PERIODIC, TMR_REL, TMR_PERIODIC, ITR_REL,
 	   ITR_PERIODIC, TO_POLL, TO_SELECT, TO_EPOLL, TO_SIGTIMEDWAIT, TO_SEMTIMEDOP,
 	   TO_MQ_ABS_REALTIME, TO_FUTEX_REL, TO_FUTEX_ABS, TO_FUTEX_ABS_REALTIME,
-	   TO_IO_GETEVENTS };
+	   TO_IO_GETEVENTS, ALARM_REL, ALARM_ABS_REALTIME };
 
 static const char * const how_name[] = {
 	[REL_NANOSLEEP]	= "nanosleep",
@@ -94,6 +94,8 @@ static const char * const how_name[] = {
 	[TO_FUTEX_ABS]	= "FUTEX_WAIT_BITSET deadline (CLOCK_MONOTONIC)",
 	[TO_FUTEX_ABS_REALTIME] = "FUTEX_WAIT_BITSET deadline (FUTEX_CLOCK_REALTIME)",
 	[TO_IO_GETEVENTS] = "io_getevents() timeout",
+	[ALARM_REL]	= "clock_nanosleep(CLOCK_BOOTTIME_ALARM, relative)",
+	[ALARM_ABS_REALTIME] = "clock_nanosleep(CLOCK_REALTIME_ALARM, TIMER_ABSTIME)",
 };
 
 static int is_periodic(enum how how)
@@ -177,6 +179,12 @@ static const struct change_case cases[] = {
 	{ TO_FUTEX_REL,  "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_STOP_CONT, 0 },
 	{ TO_POLL,       "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
 	{ TO_FUTEX_ABS,  "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	/* the alarm clocks' sleeps (CAP_WAKE_ALARM, an RTC: both in the test VM) */
+	{ ALARM_REL,     "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ ALARM_ABS_REALTIME, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ ALARM_REL,     "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_STOP_CONT, 0 },
+	{ ALARM_REL,     "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_SIGNAL, 0 },
+	{ ALARM_ABS_REALTIME, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
 };
 
 #define NCASES	((int)ARRAY_SIZE(cases))
@@ -197,7 +205,10 @@ static clockid_t sleep_clock(enum how how)
 	case TFD_ABS_REALTIME:
 	case TO_MQ_ABS_REALTIME:
 	case TO_FUTEX_ABS_REALTIME:
+	case ALARM_ABS_REALTIME:
 		return CLOCK_REALTIME;
+	case ALARM_REL:
+		return CLOCK_BOOTTIME;
 	default:
 		return CLOCK_MONOTONIC;
 	}
@@ -525,6 +536,14 @@ static struct result do_sleep_case(const struct change_case *c, int wfd,
 	case REL_REALTIME:
 		req = (struct timespec){ 0, D_NS };
 		ret = clock_nanosleep(clk, 0, &req, &rem);
+		break;
+	case ALARM_REL:
+		req = (struct timespec){ 0, D_NS };
+		ret = clock_nanosleep(CLOCK_BOOTTIME_ALARM, 0, &req, &rem);
+		break;
+	case ALARM_ABS_REALTIME:
+		req = ts_add(t0, D_NS);
+		ret = clock_nanosleep(CLOCK_REALTIME_ALARM, TIMER_ABSTIME, &req, NULL);
 		break;
 	case TFD_REL:
 	case TFD_ABS_REALTIME:
