@@ -16,6 +16,10 @@
  * Down, TDF 10 -> 1/10 at host +200 ms: the sleep may end late, but never
  * early, and never after the host expiry it was armed with (1 s).
  *
+ * Socket timeouts (SO_RCVTIMEO, SO_SNDTIMEO) are set before the change and
+ * waited for after it: the wait lasts its time at the new factor, and the
+ * option reads back as it was set.
+ *
  * Each case checks, in the namespace's time, that the sleep was not early
  * (not by 1 ns) nor late by more than a few ms, and in host time that it
  * lasted what the two factors give: a kernel applying half or twice the
@@ -37,6 +41,7 @@
 #include <sys/prctl.h>
 #include <sys/select.h>
 #include <sys/sem.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/timerfd.h>
@@ -69,7 +74,7 @@ enum how { REL_NANOSLEEP, REL_REALTIME, ABS_MONOTONIC, ABS_REALTIME, ABS_BOOTTIM
 	   TFD_REL, TFD_ABS_REALTIME, TFD_PERIODIC, TMR_REL, TMR_PERIODIC, ITR_REL,
 	   ITR_PERIODIC, TO_POLL, TO_SELECT, TO_EPOLL, TO_SIGTIMEDWAIT, TO_SEMTIMEDOP,
 	   TO_MQ_ABS_REALTIME, TO_FUTEX_REL, TO_FUTEX_ABS, TO_FUTEX_ABS_REALTIME,
-	   TO_IO_GETEVENTS, ALARM_REL, ALARM_ABS_REALTIME };
+	   TO_IO_GETEVENTS, ALARM_REL, ALARM_ABS_REALTIME, TO_SO_RCVTIMEO, TO_SO_SNDTIMEO };
 
 static const char * const how_name[] = {
 	[REL_NANOSLEEP]	= "nanosleep",
@@ -96,6 +101,8 @@ static const char * const how_name[] = {
 	[TO_IO_GETEVENTS] = "io_getevents() timeout",
 	[ALARM_REL]	= "clock_nanosleep(CLOCK_BOOTTIME_ALARM, relative)",
 	[ALARM_ABS_REALTIME] = "clock_nanosleep(CLOCK_REALTIME_ALARM, TIMER_ABSTIME)",
+	[TO_SO_RCVTIMEO] = "recv() with SO_RCVTIMEO",
+	[TO_SO_SNDTIMEO] = "send() with SO_SNDTIMEO",
 };
 
 static int is_periodic(enum how how)
@@ -116,7 +123,11 @@ static int is_periodic(enum how how)
 #define PER_TICKS	6
 #define PER_UNTIL_NS	(1200 * NSEC_PER_MSEC)
 
-enum extra { AT_NONE, AT_STOP_CONT, AT_SIGNAL };
+/*
+ * AT_SET_BEFORE: the timeout is set before the change (a socket option) and
+ * the wait starts after it, so that all of it is due at the new factor.
+ */
+enum extra { AT_NONE, AT_STOP_CONT, AT_SIGNAL, AT_SET_BEFORE };
 
 struct change_case {
 	enum how how;
@@ -140,6 +151,7 @@ struct result {
 	i64 margin;		/* periodic: least t_k - t0 - ticks_k * P (< 0: early) */
 	i64 before;		/* periodic: the clock before the last read, from t0 */
 	int reads;		/* periodic: reads that returned */
+	i64 opt;		/* AT_SET_BEFORE: the option read back after the change */
 };
 
 static const struct change_case cases[] = {
@@ -185,6 +197,16 @@ static const struct change_case cases[] = {
 	{ ALARM_REL,     "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_STOP_CONT, 0 },
 	{ ALARM_REL,     "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_SIGNAL, 0 },
 	{ ALARM_ABS_REALTIME, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	/*
+	 * Socket timeouts set before the change, waited for after it: all of
+	 * the wait is at the new factor. Down to 2, not 1/10: the bounds
+	 * allow a stall of HOST_LATE_NS, which twice a factor of 1/10 (10 ms
+	 * more) would hide.
+	 */
+	{ TO_SO_RCVTIMEO, "1", "10", 1, 10, 10 * NSEC_PER_MSEC, AT_SET_BEFORE, 0 },
+	{ TO_SO_RCVTIMEO, "10", "2", 10, 2, 10 * NSEC_PER_MSEC, AT_SET_BEFORE, 0 },
+	{ TO_SO_SNDTIMEO, "1", "10", 1, 10, 10 * NSEC_PER_MSEC, AT_SET_BEFORE, 0 },
+	{ TO_SO_SNDTIMEO, "10", "2", 10, 2, 10 * NSEC_PER_MSEC, AT_SET_BEFORE, 0 },
 };
 
 #define NCASES	((int)ARRAY_SIZE(cases))
@@ -393,6 +415,12 @@ static struct result do_sleep(const struct change_case *c, int wfd)
 	struct result r;
 	pthread_t th;
 
+	if (c->ev == AT_SET_BEFORE) {
+		/* the sleeper itself reads the change pipe: the wait starts after it */
+		r = do_sleep_case(c, wfd, cr.clk, &t0);
+		r.at_change = 0;
+		return r;
+	}
 	if (pthread_create(&th, NULL, read_at_change, &cr))
 		_exit(9);
 	r = do_sleep_case(c, wfd, cr.clk, &t0);
@@ -412,7 +440,33 @@ struct waitee {
 	mqd_t mq;
 	aio_context_t aio;
 	unsigned int futex_word;
+	int sk[2];
 };
+
+/*
+ * A socket whose recv() (an empty AF_UNIX datagram pair, the datagram
+ * path UDP takes too) or send() (an AF_UNIX stream whose send buffer is
+ * full) has to wait, with a timeout of D_NS set now, in the time before
+ * the change.
+ */
+static int socket_timeout_init(int sk[2], enum how how)
+{
+	struct timeval tv = { 0, D_NS / 1000 };
+	static char chunk[4096];
+	int sndbuf = 4096;
+
+	if (socketpair(AF_UNIX, how == TO_SO_RCVTIMEO ? SOCK_DGRAM : SOCK_STREAM, 0, sk))
+		return -1;
+	if (how == TO_SO_RCVTIMEO)
+		return setsockopt(sk[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (setsockopt(sk[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)))
+		return -1;
+	while (send(sk[0], chunk, sizeof(chunk), MSG_DONTWAIT) > 0)
+		;
+	if (errno != EAGAIN)
+		return -1;
+	return setsockopt(sk[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
 
 static void waitee_init(struct waitee *w, enum how how)
 {
@@ -420,9 +474,14 @@ static void waitee_init(struct waitee *w, enum how how)
 	char name[32];
 
 	memset(w, 0, sizeof(*w));
-	w->epfd = w->semid = -1;
+	w->epfd = w->semid = w->sk[0] = w->sk[1] = -1;
 	w->mq = (mqd_t)-1;
 	switch (how) {
+	case TO_SO_RCVTIMEO:
+	case TO_SO_SNDTIMEO:
+		if (socket_timeout_init(w->sk, how))
+			_exit(14);
+		break;
 	case TO_EPOLL:
 		w->epfd = epoll_create1(0);
 		if (w->epfd < 0)
@@ -464,6 +523,10 @@ static void waitee_fini(struct waitee *w)
 		mq_close(w->mq);
 	if (w->aio)
 		syscall(SYS_io_destroy, w->aio);
+	if (w->sk[0] >= 0)
+		close(w->sk[0]);
+	if (w->sk[1] >= 0)
+		close(w->sk[1]);
 }
 
 /*
@@ -477,7 +540,7 @@ static int timeout_wait(struct waitee *w, enum how how, const struct timespec *t
 	struct sembuf op = { .sem_num = 0, .sem_op = -1 };
 	struct io_event ev;
 	struct epoll_event eev;
-	char buf[8];
+	char buf[8] = "";
 	long ret;
 
 	switch (how) {
@@ -509,6 +572,12 @@ static int timeout_wait(struct waitee *w, enum how how, const struct timespec *t
 	case TO_IO_GETEVENTS:
 		ret = syscall(SYS_io_getevents, w->aio, 1, 1, &ev, &rel);
 		break;
+	case TO_SO_RCVTIMEO:
+		ret = recv(w->sk[0], buf, sizeof(buf), 0);
+		return ret < 0 && errno == EAGAIN ? 0 : errno ?: -1;
+	case TO_SO_SNDTIMEO:
+		ret = send(w->sk[0], buf, sizeof(buf), 0);
+		return ret < 0 && errno == EAGAIN ? 0 : errno ?: -1;
 	default:
 		return -1;
 	}
@@ -524,6 +593,26 @@ static struct result do_sleep_case(const struct change_case *c, int wfd,
 	int ret;
 
 	waitee_init(&w, c->how);
+	if (c->ev == AT_SET_BEFORE) {
+		/* the timeout is set: wait for the change, then start the wait */
+		struct timeval tv;
+		socklen_t len = sizeof(tv);
+		char b;
+
+		if (write(wfd, "G", 1) != 1 || read(change_rfd, &b, 1) != 1)
+			_exit(3);
+		clock_gettime(clk, &t0);
+		*t0p = t0;
+		r.opt = getsockopt(w.sk[0], SOL_SOCKET,
+				   c->how == TO_SO_RCVTIMEO ? SO_RCVTIMEO : SO_SNDTIMEO, &tv, &len) ?
+			-1 : (i64)tv.tv_sec * NSEC_PER_SEC + tv.tv_usec * 1000;
+		ret = timeout_wait(&w, c->how, &t0);
+		clock_gettime(clk, &t1);
+		waitee_fini(&w);
+		r.err = ret;
+		r.elapsed = ts_ns(&t1) - ts_ns(&t0);
+		return r;
+	}
 	clock_gettime(clk, &t0);
 	*t0p = t0;
 	if (write(wfd, "G", 1) != 1)
@@ -711,6 +800,50 @@ static void periodic_check(const struct change_case *c, const struct result *r,
 			 how_name[c->how], c->tdf1, c->tdf2);
 }
 
+/*
+ * A socket timeout set before the change and waited for after it (@hc1:
+ * host time after the change, @h1: after the wait, from the case's start):
+ * the option reads back as set, and the wait lasts D_NS of namespace time,
+ * D_NS * f2 of host time. Socket timeouts are in jiffies, and a timeout of
+ * n jiffies ends after n - 1 and a fraction: the lower bounds allow one
+ * host tick. The upper bounds are those of the sleeps, the namespace's one
+ * scaled by the new factor (15 ms at TDF 10, 75 at 2). A kernel that kept
+ * the host timeout set at the old factor ends at 10 ms (up) or 500 ms
+ * (down) of namespace time; twice the factor, 900 or 100 ms late.
+ */
+static void set_before_check(const struct change_case *c, const struct result *r,
+			     i64 hc1, i64 h1)
+{
+	i64 tick = tick_ns(), due = hc1 + (i64)(D_NS * c->f2);
+	i64 ns_lo = D_NS - (i64)(tick / c->f2), ns_hi = D_NS + (i64)(HOST_LATE_NS / c->f2);
+	int ok = !r->err;
+
+	ksft_print_msg("%s set at TDF %s, waited at %s: %lld.%03lld ms of namespace time, %lld.%03lld ms of host time from the change (due %lld ms); the option reads %lld us%s%s\n",
+		       how_name[c->how], c->tdf1, c->tdf2,
+		       r->elapsed / NSEC_PER_MSEC, r->elapsed / 1000 % 1000,
+		       (h1 - hc1) / NSEC_PER_MSEC, (h1 - hc1) / 1000 % 1000,
+		       (due - hc1) / NSEC_PER_MSEC, r->opt / 1000,
+		       r->err ? ", " : "", r->err ? strerror(r->err) : "");
+	if (r->opt != D_NS) {
+		ksft_print_msg("  the option does not read back as set (%lld us)\n", D_NS / 1000);
+		ok = 0;
+	}
+	if (r->elapsed < ns_lo || r->elapsed > ns_hi) {
+		ksft_print_msg("  %s: namespace time outside [%lld, %lld] us\n",
+			       r->elapsed < ns_lo ? "EARLY" : "late", ns_lo / 1000, ns_hi / 1000);
+		ok = 0;
+	}
+	if (h1 < due - tick - PREDICT_EARLY_NS || h1 > due + HOST_LATE_NS) {
+		ksft_print_msg("  host time %lld ms outside [%lld, %lld] ms\n",
+			       (h1 - hc1) / NSEC_PER_MSEC,
+			       (due - hc1 - tick - PREDICT_EARLY_NS) / NSEC_PER_MSEC,
+			       (due - hc1 + HOST_LATE_NS) / NSEC_PER_MSEC);
+		ok = 0;
+	}
+	ksft_test_result(ok, "%s set at TDF %s, waited at %s: reads back as set, lasts its time at the new factor\n",
+			 how_name[c->how], c->tdf1, c->tdf2);
+}
+
 static void run_case(const struct change_case *c, pid_t pid, int cfd, int rfd)
 {
 	i64 h0, hc, hc1, h1, due, bound_lo, bound_hi, old_expiry = (i64)(D_NS * c->f1);
@@ -763,6 +896,14 @@ static void run_case(const struct change_case *c, pid_t pid, int cfd, int rfd)
 		return;
 	}
 
+	if (c->ev == AT_SET_BEFORE) {
+		if (werr)
+			ksft_test_result_fail("%s set at TDF %s, waited at %s: the factor write failed\n",
+					      how_name[c->how], c->tdf1, c->tdf2);
+		else
+			set_before_check(c, &r, hc1 - h0, h1 - h0);
+		return;
+	}
 	/*
 	 * Up: it ends when the namespace's clock, read at the change, has
 	 * run the rest of the sleep at the new factor.
