@@ -74,7 +74,8 @@ enum how { REL_NANOSLEEP, REL_REALTIME, ABS_MONOTONIC, ABS_REALTIME, ABS_BOOTTIM
 	   TFD_REL, TFD_ABS_REALTIME, TFD_PERIODIC, TMR_REL, TMR_PERIODIC, ITR_REL,
 	   ITR_PERIODIC, TO_POLL, TO_SELECT, TO_EPOLL, TO_SIGTIMEDWAIT, TO_SEMTIMEDOP,
 	   TO_MQ_ABS_REALTIME, TO_FUTEX_REL, TO_FUTEX_ABS, TO_FUTEX_ABS_REALTIME,
-	   TO_IO_GETEVENTS, ALARM_REL, ALARM_ABS_REALTIME, TO_SO_RCVTIMEO, TO_SO_SNDTIMEO };
+	   TO_IO_GETEVENTS, ALARM_REL, ALARM_ABS_REALTIME, TMR_ALARM_REL, TMR_ALARM_PERIODIC,
+	   TO_SO_RCVTIMEO, TO_SO_SNDTIMEO };
 
 static const char * const how_name[] = {
 	[REL_NANOSLEEP]	= "nanosleep",
@@ -101,13 +102,23 @@ static const char * const how_name[] = {
 	[TO_IO_GETEVENTS] = "io_getevents() timeout",
 	[ALARM_REL]	= "clock_nanosleep(CLOCK_BOOTTIME_ALARM, relative)",
 	[ALARM_ABS_REALTIME] = "clock_nanosleep(CLOCK_REALTIME_ALARM, TIMER_ABSTIME)",
+	[TMR_ALARM_REL]	= "timer_create(CLOCK_BOOTTIME_ALARM), relative",
+	[TMR_ALARM_PERIODIC] = "timer_create(CLOCK_BOOTTIME_ALARM), periodic 20 ms",
 	[TO_SO_RCVTIMEO] = "recv() with SO_RCVTIMEO",
 	[TO_SO_SNDTIMEO] = "send() with SO_SNDTIMEO",
 };
 
 static int is_periodic(enum how how)
 {
-	return how == TFD_PERIODIC || how == TMR_PERIODIC || how == ITR_PERIODIC;
+	return how == TFD_PERIODIC || how == TMR_PERIODIC || how == ITR_PERIODIC ||
+	       how == TMR_ALARM_PERIODIC;
+}
+
+/* a POSIX timer, taken with sigwaitinfo(), its overruns counted */
+static int is_posix_timer(enum how how)
+{
+	return how == TMR_REL || how == TMR_PERIODIC || how == TMR_ALARM_REL ||
+	       how == TMR_ALARM_PERIODIC;
 }
 
 /*
@@ -197,6 +208,10 @@ static const struct change_case cases[] = {
 	{ ALARM_REL,     "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_STOP_CONT, 0 },
 	{ ALARM_REL,     "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_SIGNAL, 0 },
 	{ ALARM_ABS_REALTIME, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	/* POSIX timers on an alarm clock, read on CLOCK_BOOTTIME */
+	{ TMR_ALARM_REL, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TMR_ALARM_PERIODIC, "1", "10", 1, 10, 50 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TMR_ALARM_PERIODIC, "10", "0.1", 10, 0.1L, 300 * NSEC_PER_MSEC, AT_NONE, 0 },
 	/*
 	 * Socket timeouts set before the change, waited for after it: all of
 	 * the wait is at the new factor. Down to 2, not 1/10: the bounds
@@ -230,6 +245,8 @@ static clockid_t sleep_clock(enum how how)
 	case ALARM_ABS_REALTIME:
 		return CLOCK_REALTIME;
 	case ALARM_REL:
+	case TMR_ALARM_REL:
+	case TMR_ALARM_PERIODIC:
 		return CLOCK_BOOTTIME;
 	default:
 		return CLOCK_MONOTONIC;
@@ -269,7 +286,10 @@ static int timer_arm(struct ns_timer *t, clockid_t clk, const struct timespec *t
 	switch (t->how) {
 	case TMR_REL:
 	case TMR_PERIODIC:
-		if (timer_create(clk, &sev, &t->id))
+	case TMR_ALARM_REL:
+	case TMR_ALARM_PERIODIC:
+		if (timer_create(t->how == TMR_ALARM_REL || t->how == TMR_ALARM_PERIODIC ?
+				 CLOCK_BOOTTIME_ALARM : clk, &sev, &t->id))
 			return errno;
 		return timer_settime(t->id, 0, &its, NULL) ? errno : 0;
 	case ITR_REL:
@@ -301,12 +321,14 @@ static long long timer_wait(struct ns_timer *t)
 	switch (t->how) {
 	case TMR_REL:
 	case TMR_PERIODIC:
+	case TMR_ALARM_REL:
+	case TMR_ALARM_PERIODIC:
 	case ITR_REL:
 	case ITR_PERIODIC:
 		if (sigwaitinfo(&t->sig, &si) < 0)
 			return -errno;
 		/* a POSIX timer counts the periods its signal stood for */
-		return 1 + (t->how == TMR_REL || t->how == TMR_PERIODIC ? si.si_overrun : 0);
+		return 1 + (is_posix_timer(t->how) ? si.si_overrun : 0);
 	default:
 		if (read(t->fd, &n, sizeof(n)) != sizeof(n))
 			return -errno;
@@ -323,6 +345,8 @@ static void timer_disarm(struct ns_timer *t)
 	switch (t->how) {
 	case TMR_REL:
 	case TMR_PERIODIC:
+	case TMR_ALARM_REL:
+	case TMR_ALARM_PERIODIC:
 		timer_delete(t->id);
 		break;
 	case ITR_REL:
@@ -639,6 +663,8 @@ static struct result do_sleep_case(const struct change_case *c, int wfd,
 	case TFD_PERIODIC:
 	case TMR_REL:
 	case TMR_PERIODIC:
+	case TMR_ALARM_REL:
+	case TMR_ALARM_PERIODIC:
 	case ITR_REL:
 	case ITR_PERIODIC:
 		return timer_case(c, clk, &t0);
