@@ -618,28 +618,20 @@ static struct result do_sleep_case(const struct change_case *c, int wfd,
 
 	waitee_init(&w, c->how);
 	if (c->ev == AT_SET_BEFORE) {
-		/* the timeout is set: wait for the change, then start the wait */
+		/* the timeout is set: the wait starts after the change */
 		struct timeval tv;
 		socklen_t len = sizeof(tv);
 		char b;
 
 		if (write(wfd, "G", 1) != 1 || read(change_rfd, &b, 1) != 1)
 			_exit(3);
-		clock_gettime(clk, &t0);
-		*t0p = t0;
 		r.opt = getsockopt(w.sk[0], SOL_SOCKET,
 				   c->how == TO_SO_RCVTIMEO ? SO_RCVTIMEO : SO_SNDTIMEO, &tv, &len) ?
 			-1 : (i64)tv.tv_sec * NSEC_PER_SEC + tv.tv_usec * 1000;
-		ret = timeout_wait(&w, c->how, &t0);
-		clock_gettime(clk, &t1);
-		waitee_fini(&w);
-		r.err = ret;
-		r.elapsed = ts_ns(&t1) - ts_ns(&t0);
-		return r;
 	}
 	clock_gettime(clk, &t0);
 	*t0p = t0;
-	if (write(wfd, "G", 1) != 1)
+	if (c->ev != AT_SET_BEFORE && write(wfd, "G", 1) != 1)
 		_exit(3);
 	switch (c->how) {
 	case REL_NANOSLEEP:
@@ -678,6 +670,8 @@ static struct result do_sleep_case(const struct change_case *c, int wfd,
 	case TO_FUTEX_ABS:
 	case TO_FUTEX_ABS_REALTIME:
 	case TO_IO_GETEVENTS:
+	case TO_SO_RCVTIMEO:
+	case TO_SO_SNDTIMEO:
 		ret = timeout_wait(&w, c->how, &t0);
 		break;
 	default:
