@@ -5,8 +5,8 @@
  * or waits for a timer (timerfd, POSIX timer, ITIMER_REAL) of 100 ms or of
  * a 20 ms period, or waits up to 100 ms for something that does not come
  * (poll, select, epoll, sigtimedwait, semtimedop, mq_timedreceive, futex,
- * io_getevents), and the parent, outside, rewrites the namespace's factor
- * meanwhile.
+ * io_getevents, io_uring's timeouts and waits), and the parent, outside,
+ * rewrites the namespace's factor meanwhile.
  *
  * Up, TDF 1 -> 10 at host +40 ms: 40 ms of the namespace have passed, the
  * other 60 ms take 600 ms of host time, so the sleep lasts 640 ms of host
@@ -47,6 +47,7 @@
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include "dilation.h"
+#include "uring_raw.h"
 
 #define D_NS		(100 * NSEC_PER_MSEC)
 /*
@@ -75,7 +76,8 @@ enum how { REL_NANOSLEEP, REL_REALTIME, ABS_MONOTONIC, ABS_REALTIME, ABS_BOOTTIM
 	   ITR_PERIODIC, TO_POLL, TO_SELECT, TO_EPOLL, TO_SIGTIMEDWAIT, TO_SEMTIMEDOP,
 	   TO_MQ_ABS_REALTIME, TO_FUTEX_REL, TO_FUTEX_ABS, TO_FUTEX_ABS_REALTIME,
 	   TO_IO_GETEVENTS, ALARM_REL, ALARM_ABS_REALTIME, TMR_ALARM_REL, TMR_ALARM_PERIODIC,
-	   TO_SO_RCVTIMEO, TO_SO_SNDTIMEO };
+	   TO_SO_RCVTIMEO, TO_SO_SNDTIMEO, TO_URING_TIMEOUT, TO_URING_LINK_TIMEOUT,
+	   TO_URING_WAIT, URING_MULTISHOT };
 
 static const char * const how_name[] = {
 	[REL_NANOSLEEP]	= "nanosleep",
@@ -106,12 +108,16 @@ static const char * const how_name[] = {
 	[TMR_ALARM_PERIODIC] = "timer_create(CLOCK_BOOTTIME_ALARM), periodic 20 ms",
 	[TO_SO_RCVTIMEO] = "recv() with SO_RCVTIMEO",
 	[TO_SO_SNDTIMEO] = "send() with SO_SNDTIMEO",
+	[TO_URING_TIMEOUT] = "IORING_OP_TIMEOUT",
+	[TO_URING_LINK_TIMEOUT] = "IORING_OP_LINK_TIMEOUT of a read of an empty pipe",
+	[TO_URING_WAIT]	= "io_uring_enter() wait with a timeout",
+	[URING_MULTISHOT] = "IORING_OP_TIMEOUT IORING_TIMEOUT_MULTISHOT, 20 ms",
 };
 
 static int is_periodic(enum how how)
 {
 	return how == TFD_PERIODIC || how == TMR_PERIODIC || how == ITR_PERIODIC ||
-	       how == TMR_ALARM_PERIODIC;
+	       how == TMR_ALARM_PERIODIC || how == URING_MULTISHOT;
 }
 
 /* a POSIX timer, taken with sigwaitinfo(), its overruns counted */
@@ -222,6 +228,14 @@ static const struct change_case cases[] = {
 	{ TO_SO_RCVTIMEO, "10", "2", 10, 2, 10 * NSEC_PER_MSEC, AT_SET_BEFORE, 0 },
 	{ TO_SO_SNDTIMEO, "1", "10", 1, 10, 10 * NSEC_PER_MSEC, AT_SET_BEFORE, 0 },
 	{ TO_SO_SNDTIMEO, "10", "2", 10, 2, 10 * NSEC_PER_MSEC, AT_SET_BEFORE, 0 },
+	/* io_uring: armed from the ring, not by a sleeping task */
+	{ TO_URING_TIMEOUT, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_URING_TIMEOUT, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_URING_LINK_TIMEOUT, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_URING_WAIT, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_URING_WAIT, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	/* a multishot timeout counts no missed periods: only the increase */
+	{ URING_MULTISHOT, "1", "10", 1, 10, 50 * NSEC_PER_MSEC, AT_NONE, 0 },
 };
 
 #define NCASES	((int)ARRAY_SIZE(cases))
@@ -273,6 +287,7 @@ struct ns_timer {
 	int fd;			/* timerfd */
 	timer_t id;		/* POSIX timer */
 	sigset_t sig;		/* the signal of a POSIX timer or ITIMER_REAL */
+	struct ring ur;		/* io_uring multishot timeout */
 };
 
 static int timer_arm(struct ns_timer *t, clockid_t clk, const struct timespec *t0)
@@ -299,6 +314,22 @@ static int timer_arm(struct ns_timer *t, clockid_t clk, const struct timespec *t
 		};
 
 		return setitimer(ITIMER_REAL, &itv, NULL) ? errno : 0;
+	}
+	case URING_MULTISHOT: {
+		static const struct __kernel_timespec per = { 0, PER_NS };
+		struct io_uring_sqe *sqe;
+		int ret = ring_setup(&t->ur);
+
+		if (ret)
+			return -ret;
+		sqe = get_sqe(&t->ur);
+		sqe->opcode = IORING_OP_TIMEOUT;
+		sqe->addr = (uintptr_t)&per;
+		sqe->len = 1;
+		sqe->off = 0;		/* no count: until cancelled */
+		sqe->timeout_flags = IORING_TIMEOUT_MULTISHOT;
+		ret = enter(&t->ur, 1, 0, 0, NULL, 0);
+		return ret == 1 ? 0 : ret < 0 ? -ret : EIO;
 	}
 	default:
 		t->fd = timerfd_create(clk, 0);
@@ -329,6 +360,21 @@ static long long timer_wait(struct ns_timer *t)
 			return -errno;
 		/* a POSIX timer counts the periods its signal stood for */
 		return 1 + (is_posix_timer(t->how) ? si.si_overrun : 0);
+	case URING_MULTISHOT: {
+		struct io_uring_cqe cqe;
+		long long n = 0;
+		int ret = enter(&t->ur, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0);
+
+		if (ret < 0)
+			return ret;
+		/* a completion for each period, with more to come */
+		while (pop_cqe(&t->ur, &cqe)) {
+			if (cqe.res != -ETIME || !(cqe.flags & IORING_CQE_F_MORE))
+				return -EIO;
+			n++;
+		}
+		return n;
+	}
 	default:
 		if (read(t->fd, &n, sizeof(n)) != sizeof(n))
 			return -errno;
@@ -353,6 +399,10 @@ static void timer_disarm(struct ns_timer *t)
 	case ITR_PERIODIC:
 		setitimer(ITIMER_REAL, &off, NULL);
 		break;
+	case URING_MULTISHOT:
+		if (t->ur.fd >= 0)
+			close(t->ur.fd);
+		return;
 	default:
 		close(t->fd);
 		return;
@@ -365,7 +415,7 @@ static void timer_disarm(struct ns_timer *t)
 static struct result timer_case(const struct change_case *c, clockid_t clk,
 				const struct timespec *t0)
 {
-	struct ns_timer t = { .how = c->how, .fd = -1 };
+	struct ns_timer t = { .how = c->how, .fd = -1, .ur = { .fd = -1 } };
 	struct result r = { 0 };
 	struct timespec t1;
 	long long n;
@@ -465,6 +515,8 @@ struct waitee {
 	aio_context_t aio;
 	unsigned int futex_word;
 	int sk[2];
+	struct ring ur;		/* and a pipe to read from, empty */
+	int pfd[2];
 };
 
 /*
@@ -498,7 +550,7 @@ static void waitee_init(struct waitee *w, enum how how)
 	char name[32];
 
 	memset(w, 0, sizeof(*w));
-	w->epfd = w->semid = w->sk[0] = w->sk[1] = -1;
+	w->epfd = w->semid = w->sk[0] = w->sk[1] = w->ur.fd = w->pfd[0] = w->pfd[1] = -1;
 	w->mq = (mqd_t)-1;
 	switch (how) {
 	case TO_SO_RCVTIMEO:
@@ -532,6 +584,12 @@ static void waitee_init(struct waitee *w, enum how how)
 		if (syscall(SYS_io_setup, 1, &w->aio))
 			_exit(13);
 		break;
+	case TO_URING_TIMEOUT:
+	case TO_URING_LINK_TIMEOUT:
+	case TO_URING_WAIT:
+		if (ring_setup(&w->ur) || pipe(w->pfd))
+			_exit(15);
+		break;
 	default:
 		break;
 	}
@@ -551,6 +609,68 @@ static void waitee_fini(struct waitee *w)
 		close(w->sk[0]);
 	if (w->sk[1] >= 0)
 		close(w->sk[1]);
+	if (w->ur.fd >= 0)
+		close(w->ur.fd);
+	if (w->pfd[0] >= 0) {
+		close(w->pfd[0]);
+		close(w->pfd[1]);
+	}
+}
+
+/*
+ * io_uring: a timeout of D_NS, alone or linked to a read of the empty
+ * pipe, or a wait for a completion that does not come; 0 if it timed out
+ * as it should, else the errno (or -1: something else completed)
+ */
+static int uring_wait(struct waitee *w, enum how how)
+{
+	static const struct __kernel_timespec rel = { 0, D_NS };
+	struct io_uring_getevents_arg ga = {
+		.sigmask_sz = _NSIG / 8, .ts = (uintptr_t)&rel,
+	};
+	int ret, n = 0, res[3] = { 1, 1, 1 };
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe cqe;
+	char buf[8];
+
+	if (how == TO_URING_WAIT) {
+		ret = enter(&w->ur, 0, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
+			    &ga, sizeof(ga));
+		return ret == -ETIME ? 0 : ret < 0 ? -ret : -1;
+	}
+	if (how == TO_URING_LINK_TIMEOUT) {
+		sqe = get_sqe(&w->ur);
+		sqe->opcode = IORING_OP_READ;
+		sqe->fd = w->pfd[0];
+		sqe->addr = (uintptr_t)buf;
+		sqe->len = sizeof(buf);
+		sqe->flags = IOSQE_IO_LINK;
+		sqe->user_data = 1;
+		n++;
+	}
+	sqe = get_sqe(&w->ur);
+	sqe->opcode = how == TO_URING_LINK_TIMEOUT ? IORING_OP_LINK_TIMEOUT : IORING_OP_TIMEOUT;
+	sqe->addr = (uintptr_t)&rel;
+	sqe->len = 1;
+	sqe->user_data = 2;
+	n++;
+	ret = enter(&w->ur, n, n, IORING_ENTER_GETEVENTS, NULL, 0);
+	if (ret < 0)
+		return -ret;
+	/* the read's completion may trail the timeout's */
+	while (n) {
+		if (!pop_cqe(&w->ur, &cqe)) {
+			ret = enter(&w->ur, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0);
+			if (ret < 0)
+				return -ret;
+			continue;
+		}
+		res[cqe.user_data & 3] = cqe.res;
+		n--;
+	}
+	if (how == TO_URING_LINK_TIMEOUT && res[1] != -ECANCELED && res[1] != -EINTR)
+		return -1;
+	return res[2] == -ETIME ? 0 : -1;
 }
 
 /*
@@ -602,6 +722,10 @@ static int timeout_wait(struct waitee *w, enum how how, const struct timespec *t
 	case TO_SO_SNDTIMEO:
 		ret = send(w->sk[0], buf, sizeof(buf), 0);
 		return ret < 0 && errno == EAGAIN ? 0 : errno ?: -1;
+	case TO_URING_TIMEOUT:
+	case TO_URING_LINK_TIMEOUT:
+	case TO_URING_WAIT:
+		return uring_wait(w, how);
 	default:
 		return -1;
 	}
@@ -659,6 +783,7 @@ static struct result do_sleep_case(const struct change_case *c, int wfd,
 	case TMR_ALARM_PERIODIC:
 	case ITR_REL:
 	case ITR_PERIODIC:
+	case URING_MULTISHOT:
 		return timer_case(c, clk, &t0);
 	case TO_POLL:
 	case TO_SELECT:
@@ -672,6 +797,9 @@ static struct result do_sleep_case(const struct change_case *c, int wfd,
 	case TO_IO_GETEVENTS:
 	case TO_SO_RCVTIMEO:
 	case TO_SO_SNDTIMEO:
+	case TO_URING_TIMEOUT:
+	case TO_URING_LINK_TIMEOUT:
+	case TO_URING_WAIT:
 		ret = timeout_wait(&w, c->how, &t0);
 		break;
 	default:

@@ -3,103 +3,18 @@
  * io_uring timeouts in a dilated time namespace (raw system calls, no
  * liburing): IORING_OP_TIMEOUT relative and absolute (CLOCK_MONOTONIC,
  * IORING_TIMEOUT_REALTIME, IORING_TIMEOUT_BOOTTIME), IORING_OP_LINK_TIMEOUT
- * cancelling a read of an empty pipe, and io_uring_enter() waiting for a
- * completion with a timeout (IORING_ENTER_EXT_ARG).
+ * cancelling a read of an empty pipe, IORING_OP_TIMEOUT_REMOVE updating a
+ * timeout of 1000 s to d (IORING_TIMEOUT_UPDATE, relative and absolute),
+ * and io_uring_enter() waiting for a completion with a timeout
+ * (IORING_ENTER_EXT_ARG).
  *
  * Each timeout must expire after d on the namespace's clock (at or after an
  * absolute deadline), d * TDF of host time.  Every point is skipped when
  * io_uring is unavailable (ENOSYS, or disabled: EPERM).  See timens_sleep.h.
  */
 #define _GNU_SOURCE
-#include <sys/mman.h>
-#include <linux/io_uring.h>
 #include "timens_sleep.h"
-
-struct ring {
-	int fd;
-	unsigned int *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail, *cq_mask;
-	struct io_uring_sqe *sqes;
-	struct io_uring_cqe *cqes;
-	unsigned int features;
-};
-
-/* 0, or -errno of io_uring_setup/mmap */
-static int ring_setup(struct ring *r)
-{
-	struct io_uring_params p;
-	size_t sq_sz, cq_sz;
-	char *sq, *cq;
-
-	memset(&p, 0, sizeof(p));
-	r->fd = syscall(__NR_io_uring_setup, 8, &p);
-	if (r->fd < 0)
-		return -errno;
-	r->features = p.features;
-	sq_sz = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
-	cq_sz = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
-	if (p.features & IORING_FEAT_SINGLE_MMAP) {
-		if (cq_sz > sq_sz)
-			sq_sz = cq_sz;
-		cq_sz = sq_sz;
-	}
-	sq = mmap(NULL, sq_sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd,
-		  IORING_OFF_SQ_RING);
-	if (sq == MAP_FAILED)
-		return -errno;
-	if (p.features & IORING_FEAT_SINGLE_MMAP)
-		cq = sq;
-	else
-		cq = mmap(NULL, cq_sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd,
-			  IORING_OFF_CQ_RING);
-	if (cq == MAP_FAILED)
-		return -errno;
-	r->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe), PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQES);
-	if (r->sqes == MAP_FAILED)
-		return -errno;
-	r->sq_tail = (unsigned int *)(sq + p.sq_off.tail);
-	r->sq_mask = (unsigned int *)(sq + p.sq_off.ring_mask);
-	r->sq_array = (unsigned int *)(sq + p.sq_off.array);
-	r->cq_head = (unsigned int *)(cq + p.cq_off.head);
-	r->cq_tail = (unsigned int *)(cq + p.cq_off.tail);
-	r->cq_mask = (unsigned int *)(cq + p.cq_off.ring_mask);
-	r->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
-	return 0;
-}
-
-static struct io_uring_sqe *get_sqe(struct ring *r)
-{
-	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask;
-	struct io_uring_sqe *sqe = &r->sqes[idx];
-
-	memset(sqe, 0, sizeof(*sqe));
-	r->sq_array[idx] = idx;
-	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
-	return sqe;
-}
-
-static int enter(struct ring *r, unsigned int submit, unsigned int wait, unsigned int flags,
-		 void *arg, size_t argsz)
-{
-	int ret;
-
-	do
-		ret = syscall(__NR_io_uring_enter, r->fd, submit, wait, flags, arg, argsz);
-	while (ret < 0 && errno == EINTR);
-	return ret < 0 ? -errno : ret;
-}
-
-/* pop a completion, if any: 1 and *cqe, or 0 */
-static int pop_cqe(struct ring *r, struct io_uring_cqe *cqe)
-{
-	unsigned int head = *r->cq_head;
-
-	if (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
-		return 0;
-	*cqe = r->cqes[head & *r->cq_mask];
-	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
-	return 1;
-}
+#include "uring_raw.h"
 
 static int ring_or_skip(struct ctx *c, struct ring *r)
 {
@@ -112,9 +27,20 @@ static int ring_or_skip(struct ctx *c, struct ring *r)
 	return ret;
 }
 
-enum { U_TIMEOUT, U_LINK_TIMEOUT, U_ENTER_WAIT, U_ENTER_ABS, U_ENTER_MINWAIT };
+/* the result of the completion of @user_data among @n, or 1 if there is none */
+static int cqe_res(const struct io_uring_cqe *cqe, int n, __u64 user_data)
+{
+	int i;
 
-/* arg: what, and for U_TIMEOUT the timeout_flags << 8 */
+	for (i = 0; i < n; i++)
+		if (cqe[i].user_data == user_data)
+			return cqe[i].res;
+	return 1;
+}
+
+enum { U_TIMEOUT, U_LINK_TIMEOUT, U_ENTER_WAIT, U_ENTER_ABS, U_ENTER_MINWAIT, U_UPDATE };
+
+/* arg: what, and for U_TIMEOUT and U_UPDATE the timeout_flags << 8 */
 static void do_uring(struct ctx *c)
 {
 	int how = c->arg & 0xff, ret = 0, n = 0, pfd[2] = { -1, -1 };
@@ -122,7 +48,7 @@ static void do_uring(struct ctx *c)
 	struct __kernel_timespec kts;
 	struct io_uring_cqe cqe[2];
 	struct io_uring_sqe *sqe;
-	struct ring r;
+	struct ring r = { .fd = -1 };
 	i64 deadline = 0;
 	char buf[8];
 
@@ -162,6 +88,24 @@ static void do_uring(struct ctx *c)
 		sqe->user_data = 1;
 		ret = enter(&r, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0);
 		break;
+	case U_UPDATE: {
+		/* a timeout of 1000 s, updated to d as @tflags say */
+		static const struct __kernel_timespec far = { 1000, 0 };
+
+		sqe = get_sqe(&r);
+		sqe->opcode = IORING_OP_TIMEOUT;
+		sqe->addr = (uintptr_t)&far;
+		sqe->len = 1;
+		sqe->user_data = 1;
+		sqe = get_sqe(&r);
+		sqe->opcode = IORING_OP_TIMEOUT_REMOVE;
+		sqe->addr = 1;
+		sqe->addr2 = (uintptr_t)&kts;
+		sqe->timeout_flags = IORING_TIMEOUT_UPDATE | tflags;
+		sqe->user_data = 2;
+		ret = enter(&r, 2, 2, IORING_ENTER_GETEVENTS, NULL, 0);
+		break;
+	}
 	case U_LINK_TIMEOUT:
 		sqe = get_sqe(&r);
 		sqe->opcode = IORING_OP_READ;
@@ -215,7 +159,7 @@ static void do_uring(struct ctx *c)
 	}
 	}
 	/* a completion of the first wait may still trail its partner */
-	if (ret >= 0 && how == U_LINK_TIMEOUT)
+	if (ret >= 0 && (how == U_LINK_TIMEOUT || how == U_UPDATE))
 		while (n < 2) {
 			if (pop_cqe(&r, &cqe[n])) {
 				n++;
@@ -236,14 +180,8 @@ static void do_uring(struct ctx *c)
 			cfail(c, "timeout completed with %d, expected -ETIME", cqe[0].res);
 		break;
 	case U_LINK_TIMEOUT: {
-		int i, read_res = 1, to_res = 1;
+		int read_res = cqe_res(cqe, n, 1), to_res = cqe_res(cqe, n, 2);
 
-		for (i = 0; i < n; i++) {
-			if (cqe[i].user_data == 1)
-				read_res = cqe[i].res;
-			else
-				to_res = cqe[i].res;
-		}
 		cdiag(c, "read %d, link timeout %d", read_res, to_res);
 		if (ret < 0)
 			cfail(c, "io_uring_enter: %s", strerror(-ret));
@@ -253,6 +191,19 @@ static void do_uring(struct ctx *c)
 			cfail(c, "read completed with %d, expected -ECANCELED", read_res);
 		else if (to_res != -ETIME && to_res != -EALREADY)
 			cfail(c, "link timeout completed with %d, expected -ETIME", to_res);
+		break;
+	}
+	case U_UPDATE: {
+		int to_res = cqe_res(cqe, n, 1), upd_res = cqe_res(cqe, n, 2);
+
+		if (ret < 0)
+			cfail(c, "io_uring_enter: %s", strerror(-ret));
+		else if (n != 2)
+			cfail(c, "%d completions, expected 2", n);
+		else if (upd_res)
+			cfail(c, "the update completed with %d, expected 0", upd_res);
+		else if (to_res != -ETIME)
+			cfail(c, "the timeout completed with %d, expected -ETIME", to_res);
 		break;
 	}
 	case U_ENTER_WAIT:
@@ -289,6 +240,9 @@ static const struct tcase c10[] = {
 	TC("IORING_OP_TIMEOUT IORING_TIMEOUT_ABS|IORING_TIMEOUT_BOOTTIME now+30ms", do_uring, D10, BOOT,
 	   .arg = U_TIMEOUT | TFL(IORING_TIMEOUT_ABS | IORING_TIMEOUT_BOOTTIME)),
 	TC("IORING_OP_LINK_TIMEOUT 30ms on a read of an empty pipe", do_uring, D10, MONO, .arg = U_LINK_TIMEOUT),
+	TC("IORING_TIMEOUT_UPDATE of a 1000s timeout to 30ms", do_uring, D10, MONO, .arg = U_UPDATE),
+	TC("IORING_TIMEOUT_UPDATE of a 1000s timeout to IORING_TIMEOUT_ABS now+30ms", do_uring, D10,
+	   MONO, .arg = U_UPDATE | TFL(IORING_TIMEOUT_ABS)),
 	TC("io_uring_enter IORING_ENTER_EXT_ARG wait 30ms", do_uring, D10, MONO, .arg = U_ENTER_WAIT),
 	TC("io_uring_enter IORING_ENTER_ABS_TIMER CLOCK_MONOTONIC now+30ms", do_uring, D10, MONO,
 	   .arg = U_ENTER_ABS),
