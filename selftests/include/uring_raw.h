@@ -21,14 +21,15 @@ struct ring {
 	unsigned int features;
 };
 
-/* 0, or -errno of io_uring_setup/mmap */
-static inline int ring_setup(struct ring *r)
+/* a ring of 8 entries set up with IORING_SETUP_ @flags: 0, or -errno of io_uring_setup/mmap */
+static inline int ring_setup_flags(struct ring *r, unsigned int flags)
 {
 	struct io_uring_params p;
 	size_t sq_sz, cq_sz;
 	char *sq, *cq;
 
 	memset(&p, 0, sizeof(p));
+	p.flags = flags;
 	r->fd = syscall(__NR_io_uring_setup, 8, &p);
 	if (r->fd < 0)
 		return -errno;
@@ -74,6 +75,11 @@ static inline struct io_uring_sqe *get_sqe(struct ring *r)
 	r->sq_array[idx] = idx;
 	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
 	return sqe;
+}
+
+static inline int ring_setup(struct ring *r)
+{
+	return ring_setup_flags(r, 0);
 }
 
 /* io_uring_enter(), again after EINTR: its result, or -errno */
