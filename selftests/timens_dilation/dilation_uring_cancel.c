@@ -9,7 +9,10 @@
  * 60 ms of its time, cancels it: TIMEOUT_REMOVE, the read completing, or
  * exiting. On an IORING_SETUP_DEFER_TASKRUN ring the re-arm waits in task
  * work that only runs when the child waits for completions, so there the
- * cancellation meets a timeout whose re-arm is pending.
+ * cancellation meets a timeout whose re-arm is pending, and the task work
+ * completes it as the cancellation says; so do a timeout waiting for one
+ * completion that a NOP brings (completed with 0, not -ETIME) and an
+ * update to 10 ms (re-armed for it, -ETIME 10 ms later).
  *
  * Each cancellation must end the timeout at once: the child's wait ends
  * after 60 ms of its time (at most LATE_NS more, never at the deadline,
@@ -29,7 +32,7 @@
 #define HOST_EARLY_NS	(50 * NSEC_PER_MSEC)
 #define HOST_LATE_NS	(150 * NSEC_PER_MSEC)
 
-enum how { REMOVE, LINK_READ, EXIT, DEFER_REMOVE, DEFER_EXIT };
+enum how { REMOVE, LINK_READ, EXIT, DEFER_REMOVE, DEFER_EXIT, DEFER_COUNT, DEFER_UPDATE };
 
 static const char * const how_name[] = {
 	[REMOVE]	= "IORING_OP_TIMEOUT_REMOVE of a re-armed timeout",
@@ -37,7 +40,12 @@ static const char * const how_name[] = {
 	[EXIT]		= "the task exits with a re-armed timeout",
 	[DEFER_REMOVE]	= "IORING_OP_TIMEOUT_REMOVE of a timeout whose re-arm is pending (DEFER_TASKRUN)",
 	[DEFER_EXIT]	= "the task exits while a timeout's re-arm is pending (DEFER_TASKRUN)",
+	[DEFER_COUNT]	= "a timeout for one completion reaches its count while its re-arm is pending (DEFER_TASKRUN)",
+	[DEFER_UPDATE]	= "IORING_TIMEOUT_UPDATE to 10 ms while a timeout's re-arm is pending (DEFER_TASKRUN)",
 };
+
+/* DEFER_UPDATE: the new timeout, from the update on */
+#define UPDATE_NS	(10 * NSEC_PER_MSEC)
 
 struct result {
 	int err;	/* the child's step that failed, 0 if none */
@@ -47,13 +55,13 @@ struct result {
 
 static int is_defer(enum how how)
 {
-	return how == DEFER_REMOVE || how == DEFER_EXIT;
+	return how >= DEFER_REMOVE;
 }
 
 /* in the namespace: arm, tell the parent 'G', sleep CANCEL_NS, cancel, collect */
 static struct result child_case(enum how how, int wfd)
 {
-	static const struct __kernel_timespec d = { 0, D_NS };
+	static const struct __kernel_timespec d = { 0, D_NS }, upd = { 0, UPDATE_NS };
 	struct timespec t0, t1, nap = { 0, CANCEL_NS };
 	struct result r = { .res = { 1, 1, 1 } };
 	struct ring ur = { .fd = -1 };
@@ -83,6 +91,7 @@ static struct result child_case(enum how how, int wfd)
 	sqe->opcode = how == LINK_READ ? IORING_OP_LINK_TIMEOUT : IORING_OP_TIMEOUT;
 	sqe->addr = (uintptr_t)&d;
 	sqe->len = 1;
+	sqe->off = how == DEFER_COUNT;	/* or until one completion */
 	sqe->user_data = 2;
 	if (enter(&ur, n, 0, 0, NULL, 0) != n || write(wfd, "G", 1) != 1) {
 		r.err = 2;
@@ -96,6 +105,23 @@ static struct result child_case(enum how how, int wfd)
 		_exit(0);
 	case LINK_READ:
 		if (write(pfd[1], "x", 1) != 1)
+			r.err = 3;
+		break;
+	case DEFER_COUNT:
+		sqe = get_sqe(&ur);
+		sqe->opcode = IORING_OP_NOP;
+		sqe->user_data = 1;
+		if (enter(&ur, 1, 0, 0, NULL, 0) != 1)
+			r.err = 3;
+		break;
+	case DEFER_UPDATE:
+		sqe = get_sqe(&ur);
+		sqe->opcode = IORING_OP_TIMEOUT_REMOVE;
+		sqe->addr = 2;
+		sqe->addr2 = (uintptr_t)&upd;
+		sqe->timeout_flags = IORING_TIMEOUT_UPDATE;
+		sqe->user_data = 1;
+		if (enter(&ur, 1, 0, 0, NULL, 0) != 1)
 			r.err = 3;
 		break;
 	default:
@@ -126,7 +152,8 @@ static void run_case(enum how how)
 {
 	int gp[2], rp[2], st, ok = 1, exits = how == EXIT || how == DEFER_EXIT;
 	struct result r = { 0 };
-	i64 h0, h1, due = CHANGE_NS + (CANCEL_NS - CHANGE_NS) * 10;
+	i64 end = CANCEL_NS + (how == DEFER_UPDATE ? UPDATE_NS : 0);
+	i64 h0, h1, due = CHANGE_NS + (end - CHANGE_NS) * 10;
 	pid_t pid;
 	char g;
 
@@ -168,19 +195,23 @@ static void run_case(enum how how)
 			ksft_print_msg("  step %d of the child failed\n", r.err);
 			ok = 0;
 		}
-		/* removed: 0; removed while its re-arm is pending: -EALREADY, and it fires */
-		if (how == REMOVE && (r.res[1] != 0 || r.res[2] != -ECANCELED))
+		/* removed, also while its re-arm is pending: 0, and the timeout -ECANCELED */
+		if ((how == REMOVE || how == DEFER_REMOVE) &&
+		    (r.res[1] != 0 || r.res[2] != -ECANCELED))
 			ok = 0;
-		if (how == DEFER_REMOVE && (r.res[1] != -EALREADY || r.res[2] != -ETIME))
+		/* its count reached: 0, as when the timer is armed */
+		if (how == DEFER_COUNT && (r.res[1] != 0 || r.res[2] != 0))
+			ok = 0;
+		/* updated: 0, and it expires at the new time */
+		if (how == DEFER_UPDATE && (r.res[1] != 0 || r.res[2] != -ETIME))
 			ok = 0;
 		if (how == LINK_READ && (r.res[1] != 1 || r.res[2] != -ECANCELED))
 			ok = 0;
 		if (!ok)
 			ksft_print_msg("  not the completions of a cancellation\n");
-		if (r.elapsed < CANCEL_NS || r.elapsed > CANCEL_NS + LATE_NS) {
+		if (r.elapsed < end || r.elapsed > end + LATE_NS) {
 			ksft_print_msg("  namespace time outside [%lld, %lld] ms\n",
-				       CANCEL_NS / NSEC_PER_MSEC,
-				       (CANCEL_NS + LATE_NS) / NSEC_PER_MSEC);
+				       end / NSEC_PER_MSEC, (end + LATE_NS) / NSEC_PER_MSEC);
 			ok = 0;
 		}
 	}
@@ -190,7 +221,7 @@ static void run_case(enum how how)
 			       (due + HOST_LATE_NS) / NSEC_PER_MSEC);
 		ok = 0;
 	}
-	ksft_test_result(ok, "%s: ends at the cancellation\n", how_name[how]);
+	ksft_test_result(ok, "%s: completes at once, as the cancellation, count or update says\n", how_name[how]);
 }
 
 int main(void)
@@ -207,8 +238,8 @@ int main(void)
 		ksft_exit_fail_msg("io_uring_setup: %s\n", strerror(-ret));
 	close(probe.fd);
 	unshare_timens_or_skip();
-	ksft_set_plan(DEFER_EXIT + 1);
-	for (i = REMOVE; i <= DEFER_EXIT; i++)
+	ksft_set_plan(DEFER_UPDATE + 1);
+	for (i = REMOVE; i <= DEFER_UPDATE; i++)
 		run_case(i);
 	ksft_finished();
 	return 0;
