@@ -106,4 +106,21 @@ static inline int pop_cqe(struct ring *r, struct io_uring_cqe *cqe)
 	return 1;
 }
 
+/*
+ * pop @n completions into @cqe[0..n-1], waiting for each that has not come:
+ * how many were popped, fewer than @n if io_uring_enter() failed (errno)
+ */
+static inline int wait_cqes(struct ring *r, struct io_uring_cqe *cqe, int n)
+{
+	int got = 0;
+
+	while (got < n) {
+		if (pop_cqe(r, &cqe[got]))
+			got++;
+		else if (enter(r, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
+			break;
+	}
+	return got;
+}
+
 #endif /* TIMENS_URING_RAW_H */

@@ -77,7 +77,7 @@ enum how { REL_NANOSLEEP, REL_REALTIME, ABS_MONOTONIC, ABS_REALTIME, ABS_BOOTTIM
 	   TO_MQ_ABS_REALTIME, TO_FUTEX_REL, TO_FUTEX_ABS, TO_FUTEX_ABS_REALTIME,
 	   TO_IO_GETEVENTS, ALARM_REL, ALARM_ABS_REALTIME, TMR_ALARM_REL, TMR_ALARM_PERIODIC,
 	   TO_SO_RCVTIMEO, TO_SO_SNDTIMEO, TO_URING_TIMEOUT, TO_URING_LINK_TIMEOUT,
-	   TO_URING_WAIT, URING_MULTISHOT };
+	   TO_URING_WAIT, TO_URING_MIN_WAIT, TO_URING_MIN_WAIT_WOKEN, URING_MULTISHOT };
 
 static const char * const how_name[] = {
 	[REL_NANOSLEEP]	= "nanosleep",
@@ -111,6 +111,8 @@ static const char * const how_name[] = {
 	[TO_URING_TIMEOUT] = "IORING_OP_TIMEOUT",
 	[TO_URING_LINK_TIMEOUT] = "IORING_OP_LINK_TIMEOUT of a read of an empty pipe",
 	[TO_URING_WAIT]	= "io_uring_enter() wait with a timeout",
+	[TO_URING_MIN_WAIT] = "io_uring_enter() wait for 2 completions, min_wait_usec, 1 posted",
+	[TO_URING_MIN_WAIT_WOKEN] = "io_uring_enter() wait for 3 completions, min_wait_usec, woken at 60 ms by 1",
 	[URING_MULTISHOT] = "IORING_OP_TIMEOUT IORING_TIMEOUT_MULTISHOT, 20 ms",
 };
 
@@ -234,6 +236,9 @@ static const struct change_case cases[] = {
 	{ TO_URING_LINK_TIMEOUT, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
 	{ TO_URING_WAIT, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
 	{ TO_URING_WAIT, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_URING_MIN_WAIT, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_URING_MIN_WAIT, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_URING_MIN_WAIT_WOKEN, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
 	/* a multishot timeout counts no missed periods: only the increase */
 	{ URING_MULTISHOT, "1", "10", 1, 10, 50 * NSEC_PER_MSEC, AT_NONE, 0 },
 };
@@ -587,6 +592,8 @@ static void waitee_init(struct waitee *w, enum how how)
 	case TO_URING_TIMEOUT:
 	case TO_URING_LINK_TIMEOUT:
 	case TO_URING_WAIT:
+	case TO_URING_MIN_WAIT:
+	case TO_URING_MIN_WAIT_WOKEN:
 		if (ring_setup(&w->ur) || pipe(w->pfd))
 			_exit(15);
 		break;
@@ -619,24 +626,66 @@ static void waitee_fini(struct waitee *w)
 
 /*
  * io_uring: a timeout of D_NS, alone or linked to a read of the empty
- * pipe, or a wait for a completion that does not come; 0 if it timed out
- * as it should, else the errno (or -1: something else completed)
+ * pipe, or a wait for a completion that does not come; or a wait for two
+ * completions with min_wait_usec D_NS and a 1 s timeout when one is
+ * posted: it returns with the one at D_NS. Or, woken, a wait for three
+ * whose one, a read of the pipe, completes in task work that wakes the
+ * waiter at WAKE_NS, after the change: the waiter arms its timer again
+ * and must not take the old host time of min_wait_usec's end for it (a
+ * reviewer's finding). 0 if it timed out as it should, else the errno (or
+ * -1: something else completed)
  */
+#define WAKE_NS		(60 * NSEC_PER_MSEC)
 static int uring_wait(struct waitee *w, enum how how)
 {
-	static const struct __kernel_timespec rel = { 0, D_NS };
+	static const struct __kernel_timespec rel = { 0, D_NS }, one_s = { 1, 0 };
 	struct io_uring_getevents_arg ga = {
 		.sigmask_sz = _NSIG / 8, .ts = (uintptr_t)&rel,
 	};
 	int ret, n = 0, res[3] = { 1, 1, 1 };
+	struct io_uring_cqe cqe, cqes[2];
 	struct io_uring_sqe *sqe;
-	struct io_uring_cqe cqe;
 	char buf[8];
 
 	if (how == TO_URING_WAIT) {
 		ret = enter(&w->ur, 0, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
 			    &ga, sizeof(ga));
 		return ret == -ETIME ? 0 : ret < 0 ? -ret : -1;
+	}
+	if (how == TO_URING_MIN_WAIT || how == TO_URING_MIN_WAIT_WOKEN) {
+		struct timespec nap = { 0, WAKE_NS };
+		pid_t waker = -1;
+
+		sqe = get_sqe(&w->ur);
+		sqe->opcode = IORING_OP_NOP;
+		if (how == TO_URING_MIN_WAIT_WOKEN) {
+			sqe->opcode = IORING_OP_READ;
+			sqe->fd = w->pfd[0];
+			sqe->addr = (uintptr_t)buf;
+			sqe->len = 1;
+		}
+		sqe->user_data = 1;
+		ga.ts = (uintptr_t)&one_s;
+		ga.min_wait_usec = D_NS / NSEC_PER_USEC;
+		if (enter(&w->ur, 1, 0, 0, NULL, 0) != 1)
+			return -1;
+		if (how == TO_URING_MIN_WAIT_WOKEN) {
+			waker = fork();
+			if (waker < 0)
+				return errno;
+			if (!waker) {
+				nanosleep(&nap, NULL);
+				_exit(write(w->pfd[1], "x", 1) == 1 ? 0 : 1);
+			}
+		}
+		ret = enter(&w->ur, 0, how == TO_URING_MIN_WAIT ? 2 : 3,
+			    IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &ga, sizeof(ga));
+		if (waker > 0)
+			waitpid(waker, NULL, 0);
+		if (ret < 0)
+			return -ret;
+		return pop_cqe(&w->ur, &cqe) && cqe.user_data == 1 && !pop_cqe(&w->ur, &cqe) ?
+		       0 : -1;
 	}
 	if (how == TO_URING_LINK_TIMEOUT) {
 		sqe = get_sqe(&w->ur);
@@ -658,16 +707,10 @@ static int uring_wait(struct waitee *w, enum how how)
 	if (ret < 0)
 		return -ret;
 	/* the read's completion may trail the timeout's */
-	while (n) {
-		if (!pop_cqe(&w->ur, &cqe)) {
-			ret = enter(&w->ur, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0);
-			if (ret < 0)
-				return -ret;
-			continue;
-		}
-		res[cqe.user_data & 3] = cqe.res;
-		n--;
-	}
+	if (wait_cqes(&w->ur, cqes, n) != n)
+		return errno ?: -1;
+	while (n--)
+		res[cqes[n].user_data & 3] = cqes[n].res;
 	if (how == TO_URING_LINK_TIMEOUT && res[1] != -ECANCELED && res[1] != -EINTR)
 		return -1;
 	return res[2] == -ETIME ? 0 : -1;
@@ -725,6 +768,8 @@ static int timeout_wait(struct waitee *w, enum how how, const struct timespec *t
 	case TO_URING_TIMEOUT:
 	case TO_URING_LINK_TIMEOUT:
 	case TO_URING_WAIT:
+	case TO_URING_MIN_WAIT:
+	case TO_URING_MIN_WAIT_WOKEN:
 		return uring_wait(w, how);
 	default:
 		return -1;
@@ -800,6 +845,8 @@ static struct result do_sleep_case(const struct change_case *c, int wfd,
 	case TO_URING_TIMEOUT:
 	case TO_URING_LINK_TIMEOUT:
 	case TO_URING_WAIT:
+	case TO_URING_MIN_WAIT:
+	case TO_URING_MIN_WAIT_WOKEN:
 		ret = timeout_wait(&w, c->how, &t0);
 		break;
 	default:

@@ -69,7 +69,7 @@ static struct result child_case(enum how how, int wfd)
 	struct result r = { .res = { 1, 1, 1 } };
 	struct ring ur = { .fd = -1 };
 	struct io_uring_sqe *sqe;
-	struct io_uring_cqe cqe;
+	struct io_uring_cqe cqes[2];
 	int pfd[2], n = 1;
 	char buf[4];
 
@@ -137,15 +137,10 @@ static struct result child_case(enum how how, int wfd)
 			r.err = 3;
 		break;
 	}
-	for (n = 2; !r.err && n;) {
-		if (!pop_cqe(&ur, &cqe)) {
-			if (enter(&ur, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
-				r.err = 4;
-			continue;
-		}
-		r.res[cqe.user_data & 3] = cqe.res;
-		n--;
-	}
+	if (!r.err && wait_cqes(&ur, cqes, 2) != 2)
+		r.err = 4;
+	for (n = 0; !r.err && n < 2; n++)
+		r.res[cqes[n].user_data & 3] = cqes[n].res;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	r.elapsed = ts_ns(&t1) - ts_ns(&t0);
 	return r;

@@ -160,14 +160,7 @@ static void do_uring(struct ctx *c)
 	}
 	/* a completion of the first wait may still trail its partner */
 	if (ret >= 0 && (how == U_LINK_TIMEOUT || how == U_UPDATE))
-		while (n < 2) {
-			if (pop_cqe(&r, &cqe[n])) {
-				n++;
-				continue;
-			}
-			if (enter(&r, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
-				break;
-		}
+		n = wait_cqes(&r, cqe, 2);
 	end(c);
 
 	switch (how) {
