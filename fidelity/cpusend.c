@@ -7,7 +7,10 @@
  *	accept one connection, read until EOF
  *   cpusend send ADDR PORT SECONDS INTERVAL_MS WORK
  *	for SECONDS, mix each 16 KiB chunk WORK times, then write it; every
- *	INTERVAL_MS print "ELAPSED_S BYTES" (cumulative)
+ *	INTERVAL_MS print "ELAPSED_S BYTES" (cumulative); at the end print
+ *	"cpu USER_S SYS_S VOLUNTARY INVOLUNTARY" on stderr: the CPU time it was
+ *	charged and its context switches (voluntary ones are waits for the
+ *	socket, which a CPU-bound sender should not do)
  *
  * The sender's rate is bound by the CPU it gets, not by the network. Its
  * times come from CLOCK_MONOTONIC, which in a dilated node is the node's
@@ -15,10 +18,12 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,6 +65,21 @@ static int sink(int port)
 		total += n;
 	printf("%lld\n", total);
 	return n < 0 ? die("read") : 0;
+}
+
+static void report_usage(int s)
+{
+	struct tcp_info ti = { 0 };
+	socklen_t len = sizeof(ti);
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return;
+	getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &len);
+	fprintf(stderr, "cpu %ld.%06ld %ld.%06ld %ld %ld %u %u\n",
+		(long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec,
+		(long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec,
+		ru.ru_nvcsw, ru.ru_nivcsw, ti.tcpi_total_retrans, ti.tcpi_snd_cwnd);
 }
 
 /* xorshift over the chunk: cheap per byte, impossible to skip */
@@ -107,6 +127,7 @@ static int sender(const char *addr, int port, double secs, int interval_ms, int 
 		if (t - t0 >= secs)
 			break;
 	}
+	report_usage(s);
 	close(s);
 	return 0;
 }

@@ -16,8 +16,11 @@ throughput) from how well this machine hands out a small cpu.max.
 The short variant (CI's) gives no cpu.max and runs a TDF 1 and a TDF k
 sender side by side on one vCPU: each gets half of it, so TDF k's perceived
 rate must be k x TDF 1's, and the drift of a TCG guest's speed between runs
-cancels out (see send_side_by_side).
+cancels out (see send_side_by_side). It does so three times and judges the
+median pair (see plan).
 """
+import numpy as np
+
 from harness import netutil, stats
 from harness.node import ROOT, Testbed
 from harness.result import fmt, pct
@@ -38,20 +41,26 @@ PERIOD_MS = 10
 
 def plan(short):
     # short: no cpu.max (in this TCG guest a capped run varied by up to 36%
-    # between runs); the two senders side by side were within -2.2% to +3.4%
-    # of each other in 6 runs, so ±10% still fails a factor off by 2x or 1/2x
+    # between runs). Of 72 pairs of senders side by side (14 in CI runs, 58
+    # in 5 VM boots), 70 were within -4.6% to +8.3% of each other, and two at
+    # -10.7% and -11.7% (the latter failed CI). Not the host's load: pairs
+    # under two host busy loops were at +2.4% and -1.6%. A sender also waits
+    # for its socket (about 200 times in 4 s, cpusend's stderr says), and
+    # what the other does meanwhile varies. So the criterion is the median of
+    # three pairs: one stray pair cannot decide it, while a factor off by 2x
+    # or 1/2x moves all three by +100% or -50%.
     if short:
-        return {"tdf": 2, "shares": [None], "seconds": 2, "tol": 0.10, "extra": False}
-    return {"tdf": 10, "shares": [0.25, 0.5, 1.0], "seconds": 4, "tol": 0.05, "extra": True}
+        return {"tdf": 2, "shares": [None], "seconds": 2, "tol": 0.10, "extra": False, "reps": 3}
+    return {"tdf": 10, "shares": [0.25, 0.5, 1.0], "seconds": 4, "tol": 0.05, "extra": True, "reps": 1}
 
 
 def criterion(short):
     p = plan(short)
     k = p["tdf"]
     if short:
-        return (f"with no cpu.max, senders at TDF 1 and TDF {k} side by side on one vCPU: TDF {k}'s perceived "
-                f"throughput is {k} x TDF 1's within ±{p['tol'] * 100:.0f}% (the CPU looks TDF times faster; "
-                f"the capped shares are the full run's)")
+        return (f"with no cpu.max, senders at TDF 1 and TDF {k} side by side on one vCPU, {p['reps']} times: "
+                f"by the median of the {p['reps']} pairs, TDF {k}'s perceived throughput is {k} x TDF 1's within "
+                f"±{p['tol'] * 100:.0f}% (the CPU looks TDF times faster; the capped shares are the full run's)")
     return (f"for perceived CPU shares {p['shares']}, the sender's mean perceived throughput at TDF {k} "
             f"(cpu.max share / {k} per {PERIOD_MS * k} ms) is within ±{p['tol'] * 100:.0f}% of TDF 1's "
             f"(cpu.max share per {PERIOD_MS} ms)"
@@ -85,7 +94,19 @@ def _curve(snd, tdf, seconds):
     # the mean is bytes over time: samples come after whole chunks, so their
     # intervals differ and a mean of per-interval rates would favour short ones
     mean = (b[-1] - b[0]) * 8 / (t[-1] - t[0]) / 1e6
-    return t[1:], rate, mean
+    return t[1:], rate, mean, _usage(snd.stderr())
+
+
+def _usage(err):
+    """The sender's own account (cpusend's last stderr line): CPU seconds
+    charged to it, and how often it waited (voluntary switches) or was
+    preempted."""
+    for ln in reversed(err.splitlines()):
+        f = ln.split()
+        if len(f) == 7 and f[0] == "cpu":
+            return {"cpu_s": float(f[1]) + float(f[2]), "waits": int(f[3]), "preempted": int(f[4]),
+                    "retrans": int(f[5]), "cwnd": int(f[6])}
+    return None
 
 
 def send(ctx, tdf, share, seconds, period_ms=None):
@@ -127,12 +148,15 @@ def run(ctx, res):
                  (f"control: TDF 1 on TDF {k}'s physical quota", 1, k, PERIOD_MS * k, False)]
 
     def measured(share):
-        """(label, tdf, div, period, judged, curve) of each run at share."""
+        """(label, tdf, div, period, judged, curve) of each run at share; a
+        judged run is compared with the TDF 1 run before it."""
         if share is None:
-            ctx.log(f"   uncapped: TDF 1 and TDF {k} side by side on one vCPU, {k * p['seconds']} s (host)")
-            c1, ck = send_side_by_side(ctx, k, k * p["seconds"])
-            yield "TDF 1", 1, 1, None, False, c1
-            yield f"TDF {k}", k, 1, None, True, ck
+            for i in range(1, p["reps"] + 1):
+                ctx.log(f"   uncapped, pair {i} of {p['reps']}: TDF 1 and TDF {k} side by side on one vCPU, "
+                        f"{k * p['seconds']} s (host)")
+                c1, ck = send_side_by_side(ctx, k, k * p["seconds"])
+                yield f"TDF 1, pair {i}", 1, 1, None, False, c1
+                yield f"TDF {k}, pair {i}", k, 1, None, True, ck
             return
         for label, tdf, div, period, judged in runs:
             given = share / div
@@ -141,25 +165,32 @@ def run(ctx, res):
 
     curves, rows, csv_rows = {}, [], []
     for share in p["shares"]:
-        ref = None
-        for label, tdf, div, period, judged, (t, r, mean) in measured(share):
+        ref, diffs = None, []
+        for label, tdf, div, period, judged, (t, r, mean, use) in measured(share):
             given = None if share is None else share / div
             curves[(share, label)] = (t, r)
             mean *= div  # the control, scaled as dilation would
             if share is None:
                 mean /= tdf  # uncapped: compare physical work, perceived = TDF x physical
-            ref = mean if ref is None else ref
+            if tdf == 1 and div == 1:
+                ref = mean
             d = stats.rel_diff(mean, ref)
             rows.append([share or "uncapped", label, given / tdf if given else "none",
                          "-" if share is None else period or "10 (default)",
                          mean, stats.summary(r)["cv"], pct(d)])
             csv_rows += [[share, label, ti, ri] for ti, ri in zip(t, r)]
             ctx.log(f"   -> {fmt(mean)} Mbit/s " + ("physical (perceived / TDF)" if share is None else "perceived")
-                    + (f" (x{div}: {fmt(mean / div)} measured)" if div > 1 else ""))
+                    + (f" (x{div}: {fmt(mean / div)} measured)" if div > 1 else "")
+                    + (f"; {fmt(use['cpu_s'])} CPU s, {use['waits']} waits, {use['preempted']} preemptions, "
+                       f"{use['retrans']} retransmitted, cwnd {use['cwnd']}"
+                       if use else ""))
             if judged:
-                res.check(f"share {share or 'uncapped'}: TDF {k} mean throughput" + (f" / {k}" if share is None else "")
-                          + " vs TDF 1", pct(d), abs(d) <= p["tol"],
-                          f"±{p['tol'] * 100:.0f}%")
+                diffs.append(d)
+        d = float(np.median(diffs))
+        res.check(f"share {share or 'uncapped'}: TDF {k} mean throughput" + (f" / {k}" if share is None else "")
+                  + " vs TDF 1" + (f", median of {len(diffs)} pairs ({', '.join(pct(x) for x in diffs)})"
+                                   if len(diffs) > 1 else ""),
+                  pct(d), abs(d) <= p["tol"], f"±{p['tol'] * 100:.0f}%")
     res.table("Sender throughput (Mbit/s, perceived; the control's is its measured rate x TDF)",
               ["perceived CPU share", "run", "cpu.max (CPUs)", "period (ms, host)", "mean", "CV over intervals",
                "vs TDF 1"], rows)
@@ -172,4 +203,4 @@ def run(ctx, res):
                      "time (s, perceived)", "throughput (Mbit/s, perceived)")
     for (share, label), (t, r) in curves.items():
         if not label.startswith("control"):
-            fig.line(t, r, f"share {share}, {label}", "-" if label == "TDF 1" else "--")
+            fig.line(t, r, f"share {share}, {label}", "-" if label.split(",")[0] == "TDF 1" else "--")
