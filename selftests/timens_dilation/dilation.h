@@ -99,6 +99,15 @@ static inline void sleep_ns(i64 ns)
 		;
 }
 
+/* Sleep until the host's CLOCK_MONOTONIC reads @t (at once if it has). */
+static inline void sleep_host_until(i64 t)
+{
+	i64 now = host_ns(CLOCK_MONOTONIC);
+
+	if (t > now)
+		sleep_ns(t - now);
+}
+
 /* ------------------------------------------------------------------ */
 /* Clocks                                                              */
 

@@ -1135,14 +1135,6 @@ static void __attribute__((noreturn)) child(int rfd, int wfd)
 	_exit(0);
 }
 
-static void sleep_host_until(i64 t)
-{
-	i64 now = host_ns(CLOCK_MONOTONIC);
-
-	if (t > now)
-		sleep_ns(t - now);
-}
-
 /*
  * The host time a sleep of D_NS lasts when the factor goes from f1 to f2
  * at host time @at after its start, if it ends at its deadline.

@@ -18,10 +18,18 @@
  * after 60 ms of its time (at most LATE_NS more, never at the deadline,
  * 100 ms), the completions are the cancellation's, and in host time the
  * child's case lasts 40 + 20 x 10 = 240 ms (-50/+150 ms): one that waited
- * for the deadline lasts 640 ms, twice the factor 440 ms, half 140 ms. The
- * host time is predicted from the parent's stamp after its write of the
- * factor, not from the 40 ms it asked for: a parent that wakes late lets
- * more of the child's time pass at TDF 1 (7 ms late: 177 ms, not 240).
+ * for the deadline lasts 640 ms, twice the factor 440 ms, half 140 ms.
+ *
+ * The host time is predicted from stamps that bracket the child's own:
+ * the parent stamps h0, pings the child, which stamps its start t0 and
+ * answers, and the parent stamps again (repeated until the round trip is
+ * at most PING_MAX_NS); the change's time is the parent's stamp after its
+ * write. Every millisecond of the child's time at TDF 1 is 10 ms less of
+ * host time after the change, so an origin guessed from a stamp taken after
+ * the child's start made a case on time look early (a first case whose
+ * child started 6 ms before the parent's stamp: 173 ms of host time where
+ * 231 was predicted). The child cancels at t0 + 60 ms of its time, an
+ * absolute sleep, so that the ping and the arming count in its 60 ms.
  */
 #define _GNU_SOURCE
 #include <sys/wait.h>
@@ -34,6 +42,8 @@
 #define LATE_NS		(15 * NSEC_PER_MSEC)	/* a TCG guest's stall, in the namespace */
 #define HOST_EARLY_NS	(50 * NSEC_PER_MSEC)
 #define HOST_LATE_NS	(150 * NSEC_PER_MSEC)
+#define PING_MAX_NS	(2 * NSEC_PER_MSEC)	/* the widest bracket of the child's start */
+#define PING_TRIES	50
 
 enum how { REMOVE, LINK_READ, EXIT, DEFER_REMOVE, DEFER_EXIT, DEFER_COUNT, DEFER_UPDATE };
 
@@ -61,17 +71,21 @@ static int is_defer(enum how how)
 	return how >= DEFER_REMOVE;
 }
 
-/* in the namespace: arm, tell the parent 'G', sleep CANCEL_NS, cancel, collect */
-static struct result child_case(enum how how, int wfd)
+/*
+ * In the namespace: answer the parent's pings ('p') with 'S', stamping the
+ * start at each; at 'a', arm, tell the parent 'G', sleep until CANCEL_NS
+ * after the start, cancel, collect.
+ */
+static struct result child_case(enum how how, int wfd, int rfd)
 {
 	static const struct __kernel_timespec d = { 0, D_NS }, upd = { 0, UPDATE_NS };
-	struct timespec t0, t1, nap = { 0, CANCEL_NS };
+	struct timespec t0, t1, nap;
 	struct result r = { .res = { 1, 1, 1 } };
 	struct ring ur = { .fd = -1 };
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe cqes[2];
 	int pfd[2], n = 1;
-	char buf[4];
+	char buf[4], c;
 
 	if (ring_setup_flags(&ur, is_defer(how) ?
 			     IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN : 0) ||
@@ -79,7 +93,15 @@ static struct result child_case(enum how how, int wfd)
 		r.err = 1;
 		return r;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (read(rfd, &c, 1) == 1 && c == 'p') {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (write(wfd, "S", 1) != 1)
+			break;
+	}
+	if (c != 'a') {
+		r.err = 5;
+		return r;
+	}
 	if (how == LINK_READ) {
 		sqe = get_sqe(&ur);
 		sqe->opcode = IORING_OP_READ;
@@ -101,7 +123,14 @@ static struct result child_case(enum how how, int wfd)
 		return r;
 	}
 	/* past the timer's old host expiry: it has been re-armed, or is to be */
-	nanosleep(&nap, NULL);
+	nap.tv_sec = t0.tv_sec;
+	nap.tv_nsec = t0.tv_nsec + CANCEL_NS;
+	if (nap.tv_nsec >= NSEC_PER_SEC) {
+		nap.tv_sec++;
+		nap.tv_nsec -= NSEC_PER_SEC;
+	}
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &nap, NULL) == EINTR)
+		;
 	switch (how) {
 	case EXIT:
 	case DEFER_EXIT:
@@ -146,52 +175,83 @@ static struct result child_case(enum how how, int wfd)
 	return r;
 }
 
+/*
+ * Ping the child until a round trip of at most PING_MAX_NS brackets its
+ * start: its t0 is in [*h0, *h0 + return value] of host time.
+ */
+static i64 bracket_start(enum how how, int cfd, int gfd, i64 *h0)
+{
+	i64 rt = 0;
+	char g;
+	int i;
+
+	for (i = 0; i < PING_TRIES; i++) {
+		*h0 = host_ns(CLOCK_MONOTONIC);
+		if (write(cfd, "p", 1) != 1 || read(gfd, &g, 1) != 1 || g != 'S')
+			ksft_exit_fail_msg("%s: the child did not answer\n", how_name[how]);
+		rt = host_ns(CLOCK_MONOTONIC) - *h0;
+		if (rt <= PING_MAX_NS)
+			return rt;
+	}
+	ksft_exit_fail_msg("%s: no round trip to the child of at most %lld us in %d (last %lld us)\n",
+			   how_name[how], PING_MAX_NS / 1000, PING_TRIES, rt / 1000);
+}
+
 static void run_case(enum how how)
 {
-	int gp[2], rp[2], st, ok = 1, exits = how == EXIT || how == DEFER_EXIT;
+	int gp[2], cp[2], rp[2], st, ok = 1, exits = how == EXIT || how == DEFER_EXIT;
 	struct result r = { 0 };
 	i64 end = CANCEL_NS + (how == DEFER_UPDATE ? UPDATE_NS : 0);
-	i64 h0, hc, h1, due;
+	i64 h0, rt, hb, hc, h1, due_lo, due_hi;
 	pid_t pid;
 	char g;
 
 	/* every case starts at TDF 1; the namespace is the one this task's children enter */
-	if (dil_write(DIL_SELF, "1") || pipe(gp) || pipe(rp))
+	if (dil_write(DIL_SELF, "1") || pipe(gp) || pipe(cp) || pipe(rp))
 		ksft_exit_fail_msg("setting up the case: %s\n", strerror(errno));
 	pid = fork();
 	if (pid < 0)
 		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
 	if (!pid) {
-		r = child_case(how, gp[1]);
+		r = child_case(how, gp[1], cp[0]);
 		_exit(write(rp[1], &r, sizeof(r)) == sizeof(r) ? 0 : 9);
 	}
 	close(gp[1]);
+	close(cp[0]);
 	close(rp[1]);
-	if (read(gp[0], &g, 1) != 1)
+	rt = bracket_start(how, cp[1], gp[0], &h0);
+	if (write(cp[1], "a", 1) != 1 || read(gp[0], &g, 1) != 1)
 		ksft_exit_fail_msg("%s: the child did not arm the timeout\n", how_name[how]);
-	h0 = host_ns(CLOCK_MONOTONIC);
-	sleep_ns(CHANGE_NS);
+	sleep_host_until(h0 + CHANGE_NS);
+	hb = host_ns(CLOCK_MONOTONIC) - h0;
 	if (dil_write(DIL_SELF, "10"))
 		ksft_exit_fail_msg("writing 10: %s\n", strerror(errno));
-	/* the child's time ran at TDF 1 until then, at 10 after */
 	hc = host_ns(CLOCK_MONOTONIC) - h0;
-	due = hc < end ? hc + (end - hc) * 10 : end;
+	/*
+	 * The child's time ran at TDF 1 from its start, in [0, rt], to the
+	 * change, in [hb, hc], at 10 after: the end at its time @end comes at
+	 * 10 end - 9 change + 10 start of host time.
+	 */
+	due_lo = hc < end ? 10 * end - 9 * hc : end;
+	due_hi = hb < end ? 10 * end - 9 * hb + 10 * rt : end + rt;
 	if (!exits && read(rp[0], &r, sizeof(r)) != sizeof(r))
 		ksft_exit_fail_msg("%s: the child died\n", how_name[how]);
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
 		ksft_exit_fail_msg("%s: the child failed (status %#x)\n", how_name[how], st);
 	h1 = host_ns(CLOCK_MONOTONIC);
 	close(gp[0]);
+	close(cp[1]);
 	close(rp[0]);
 
 	if (exits) {
-		ksft_print_msg("%s: the child exited after %lld ms of host time (due %lld)\n",
-			       how_name[how], (h1 - h0) / NSEC_PER_MSEC, due / NSEC_PER_MSEC);
+		ksft_print_msg("%s: the child exited after %lld ms of host time (due %lld-%lld)\n",
+			       how_name[how], (h1 - h0) / NSEC_PER_MSEC, due_lo / NSEC_PER_MSEC,
+			       due_hi / NSEC_PER_MSEC);
 	} else {
-		ksft_print_msg("%s: completions %d (cancellation or read) and %d (timeout) after %lld.%03lld ms of namespace time, %lld ms of host time (due %lld)\n",
+		ksft_print_msg("%s: completions %d (cancellation or read) and %d (timeout) after %lld.%03lld ms of namespace time, %lld ms of host time (due %lld-%lld)\n",
 			       how_name[how], r.res[1], r.res[2], r.elapsed / NSEC_PER_MSEC,
 			       r.elapsed / 1000 % 1000, (h1 - h0) / NSEC_PER_MSEC,
-			       due / NSEC_PER_MSEC);
+			       due_lo / NSEC_PER_MSEC, due_hi / NSEC_PER_MSEC);
 		if (r.err) {
 			ksft_print_msg("  step %d of the child failed\n", r.err);
 			ok = 0;
@@ -216,10 +276,10 @@ static void run_case(enum how how)
 			ok = 0;
 		}
 	}
-	if (h1 - h0 < due - HOST_EARLY_NS || h1 - h0 > due + HOST_LATE_NS) {
+	if (h1 - h0 < due_lo - HOST_EARLY_NS || h1 - h0 > due_hi + HOST_LATE_NS) {
 		ksft_print_msg("  host time %lld ms outside [%lld, %lld] ms\n",
-			       (h1 - h0) / NSEC_PER_MSEC, (due - HOST_EARLY_NS) / NSEC_PER_MSEC,
-			       (due + HOST_LATE_NS) / NSEC_PER_MSEC);
+			       (h1 - h0) / NSEC_PER_MSEC, (due_lo - HOST_EARLY_NS) / NSEC_PER_MSEC,
+			       (due_hi + HOST_LATE_NS) / NSEC_PER_MSEC);
 		ok = 0;
 	}
 	ksft_test_result(ok, "%s: completes at once, as the cancellation, count or update says\n", how_name[how]);
