@@ -85,7 +85,7 @@ static struct result child_case(enum how how, int wfd, int rfd)
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe cqes[2];
 	int pfd[2], n = 1;
-	char buf[4], c;
+	char buf[4], c = 0;
 
 	if (ring_setup_flags(&ur, is_defer(how) ?
 			     IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN : 0) ||
