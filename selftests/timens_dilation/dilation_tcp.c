@@ -68,15 +68,8 @@
  * RTT or ssthresh) and runs /usr/sbin/tc (sch_netem).
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <net/if.h>
-#include <netinet/in.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <linux/tcp.h>
-#include "dilation.h"
+#include "tcp_util.h"
 
-#define TC		"/usr/sbin/tc"
 #define NRTX		3	/* retransmissions timed: probe, RTO, backed-off RTO */
 #define NDACK		5	/* delayed-ACK samples, a connection each */
 #define NRT		10	/* request/response exchanges */
@@ -90,7 +83,7 @@
 #define NPOINTS		(2 * NPOINTS_RUN)
 
 struct meas {
-	char err[200];		/* a setup failure, "" if none */
+	char err[TU_ERR_LEN];	/* a setup failure, "" if none */
 	/* retransmissions: namespace ns after the write when each was seen */
 	int nrtx;
 	i64 rtx[NRTX];
@@ -110,116 +103,6 @@ struct meas {
 };
 
 static struct meas *M;
-
-static i64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts_ns(&ts);
-}
-
-static __printf(1, 2) int fail(const char *fmt, ...)
-{
-	int e = errno, n;
-	va_list ap;
-
-	if (M->err[0])
-		return -1;
-	va_start(ap, fmt);
-	n = vsnprintf(M->err, sizeof(M->err), fmt, ap);
-	va_end(ap);
-	if (n >= 0 && (size_t)n < sizeof(M->err))
-		snprintf(M->err + n, sizeof(M->err) - n, ": %s", strerror(e));
-	return -1;
-}
-
-static int tinfo(int fd, struct tcp_info *ti)
-{
-	socklen_t len = sizeof(*ti);
-
-	memset(ti, 0, sizeof(*ti));
-	return getsockopt(fd, IPPROTO_TCP, TCP_INFO, ti, &len);
-}
-
-static int tc(const char *args)
-{
-	char cmd[256];
-	int st;
-
-	snprintf(cmd, sizeof(cmd), TC " qdisc %s", args);
-	st = system(cmd);
-	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st)) {
-		errno = EIO;
-		return fail("%s (status %#x)", cmd, st);
-	}
-	return 0;
-}
-
-/* A network namespace of our own, lo up, no TCP metrics carried between connections */
-static int netns_setup(void)
-{
-	struct ifreq ifr = { 0 };
-	int fd, sfd;
-
-	if (unshare(CLONE_NEWNET))
-		return fail("unshare(CLONE_NEWNET)");
-	sfd = socket(AF_INET, SOCK_DGRAM, 0);
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
-	if (sfd < 0 || ioctl(sfd, SIOCGIFFLAGS, &ifr))
-		return fail("SIOCGIFFLAGS lo");
-	ifr.ifr_flags |= IFF_UP;
-	if (ioctl(sfd, SIOCSIFFLAGS, &ifr))
-		return fail("SIOCSIFFLAGS lo up");
-	close(sfd);
-	fd = open("/proc/sys/net/ipv4/tcp_no_metrics_save", O_WRONLY);
-	if (fd < 0 || write(fd, "1", 1) != 1)
-		return fail("net.ipv4.tcp_no_metrics_save=1");
-	close(fd);
-	return 0;
-}
-
-static int listener(struct sockaddr_in *a)
-{
-	socklen_t len = sizeof(*a);
-	int l;
-
-	memset(a, 0, sizeof(*a));
-	a->sin_family = AF_INET;
-	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	l = socket(AF_INET, SOCK_STREAM, 0);
-	if (l < 0 || bind(l, (struct sockaddr *)a, sizeof(*a)) || listen(l, 8) ||
-	    getsockname(l, (struct sockaddr *)a, &len))
-		return fail("listening socket");
-	return l;
-}
-
-/* A connection to listener @l at @a: *c the client end, *s the accepted one */
-static int conn(int l, const struct sockaddr_in *a, int *c, int *s)
-{
-	int one = 1;
-
-	*c = socket(AF_INET, SOCK_STREAM, 0);
-	if (*c < 0 || connect(*c, (const struct sockaddr *)a, sizeof(*a)))
-		return fail("connect");
-	*s = accept(l, NULL, NULL);
-	if (*s < 0)
-		return fail("accept");
-	setsockopt(*c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(*s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return 0;
-}
-
-/* close with a reset: nothing left retransmitting into the next measurement */
-static void drop(int fd)
-{
-	struct linger lg = { 1, 0 };
-
-	if (fd < 0)
-		return;
-	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	close(fd);
-}
 
 /* One request from c answered by s; the round trip in ns */
 static int exchange(int c, int s, i64 *rt)
@@ -256,10 +139,8 @@ static int measure_rtx(int l, const struct sockaddr_in *a)
 	if (tc("add dev lo root netem loss 100%"))
 		return -1;
 	ret = -1;
-	if (tinfo(c, &ti)) {
-		fail("TCP_INFO");
+	if (tinfo(c, &ti))
 		goto out;
-	}
 	M->rto0 = ti.tcpi_rto;
 	M->rtt0 = ti.tcpi_rtt;
 	base = ti.tcpi_total_retrans;
@@ -269,10 +150,8 @@ static int measure_rtx(int l, const struct sockaddr_in *a)
 		goto out;
 	}
 	while (M->nrtx < NRTX) {
-		if (tinfo(c, &ti)) {
-			fail("TCP_INFO");
+		if (tinfo(c, &ti))
 			goto out;
-		}
 		t = now_ns() - t0;
 		while (M->nrtx < NRTX && ti.tcpi_total_retrans - base > (unsigned int)M->nrtx) {
 			M->rtx[M->nrtx] = t;
@@ -312,10 +191,8 @@ static int measure_syn(const struct sockaddr_in *a)
 		goto out;
 	}
 	for (;;) {
-		if (tinfo(c, &ti)) {
-			fail("TCP_INFO");
+		if (tinfo(c, &ti))
 			goto out;
-		}
 		t = now_ns() - t0;
 		if (!M->synrto)
 			M->synrto = ti.tcpi_rto;
@@ -353,10 +230,8 @@ static int measure_dack(int l, const struct sockaddr_in *a, int k)
 		goto out;
 	}
 	for (;;) {
-		if (tinfo(c, &ti)) {
-			fail("TCP_INFO");
+		if (tinfo(c, &ti))
 			goto out;
-		}
 		t = now_ns() - t0;
 		if (!ti.tcpi_unacked)
 			break;
@@ -368,10 +243,8 @@ static int measure_dack(int l, const struct sockaddr_in *a, int k)
 		sleep_ns(POLL_NS);
 	}
 	M->dack[k] = t;
-	if (tinfo(s, &ti)) {
-		fail("TCP_INFO");
+	if (tinfo(s, &ti))
 		goto out;
-	}
 	M->ato[k] = ti.tcpi_ato;
 	ret = 0;
 out:
@@ -393,16 +266,12 @@ static int measure_rt(int l, const struct sockaddr_in *a)
 	for (k = 0; k < NRT; k++)
 		if (exchange(c, s, &M->rt[k]))
 			goto out;
-	if (tinfo(c, &M->ti)) {
-		fail("TCP_INFO");
+	if (tinfo(c, &M->ti))
 		goto out;
-	}
 	sleep_ns(IDLE_MS * NSEC_PER_MSEC);
 	M->i0 = now_ns();
-	if (tinfo(c, &M->tidle)) {
-		fail("TCP_INFO");
+	if (tinfo(c, &M->tidle))
 		goto out;
-	}
 	M->i1 = now_ns();
 	ret = 0;
 out:
@@ -421,6 +290,7 @@ static void child(int rfd, int wfd)
 
 	(void)rfd;
 	M = &m;
+	tu_err = m.err;
 	if (netns_setup())
 		goto out;
 	l = listener(&a);
@@ -580,14 +450,7 @@ int main(void)
 	static struct meas dil, host;
 	i64 t0;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	ksft_print_header();
-	require_dilation();
-	if (geteuid())
-		ksft_exit_skip("must run as root\n");
-	if (access(TC, X_OK))
-		ksft_exit_fail_msg("%s not found (iproute2)\n", TC);
-	ksft_set_plan(NPOINTS);
+	tcp_test_start(NPOINTS);
 
 	/* the control first, in the root time namespace */
 	t0 = host_ns(CLOCK_MONOTONIC);

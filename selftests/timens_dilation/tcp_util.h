@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * TCP over loopback in a network namespace of the test's own, for the
+ * selftests that measure TCP in namespace time (dilation_tcp,
+ * dilation_tcp_tsval). A child reports its first setup failure in the
+ * buffer tu_err points to, which it sends to the parent with its results.
+ */
+#ifndef TCP_UTIL_H
+#define TCP_UTIL_H
+
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <linux/tcp.h>
+#include "dilation.h"
+
+#define TC		"/usr/sbin/tc"
+#define TU_ERR_LEN	200
+
+static char *tu_err;	/* TU_ERR_LEN bytes, "" until the first failure */
+
+/* This namespace's CLOCK_MONOTONIC, ns */
+static inline i64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts_ns(&ts);
+}
+
+static __printf(1, 2) int fail(const char *fmt, ...)
+{
+	int e = errno, n;
+	va_list ap;
+
+	if (tu_err[0])
+		return -1;
+	va_start(ap, fmt);
+	n = vsnprintf(tu_err, TU_ERR_LEN, fmt, ap);
+	va_end(ap);
+	if (n >= 0 && n < TU_ERR_LEN)
+		snprintf(tu_err + n, TU_ERR_LEN - n, ": %s", strerror(e));
+	return -1;
+}
+
+/* TCP_INFO of @fd; a failure is the child's setup failure */
+static inline int tinfo(int fd, struct tcp_info *ti)
+{
+	socklen_t len = sizeof(*ti);
+
+	memset(ti, 0, sizeof(*ti));
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, ti, &len))
+		return fail("TCP_INFO");
+	return 0;
+}
+
+static inline int tc(const char *args)
+{
+	char cmd[256];
+	int st;
+
+	snprintf(cmd, sizeof(cmd), TC " qdisc %s", args);
+	st = system(cmd);
+	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		errno = EIO;
+		return fail("%s (status %#x)", cmd, st);
+	}
+	return 0;
+}
+
+/* Write @val to the sysctl file @path */
+static inline int sysctl_set(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n = fd < 0 ? -1 : write(fd, val, strlen(val));
+
+	if (fd >= 0)
+		close(fd);
+	if (n != (ssize_t)strlen(val))
+		return fail("%s=%s", path, val);
+	return 0;
+}
+
+/* A network namespace of our own, lo up, no TCP metrics carried between connections */
+static inline int netns_setup(void)
+{
+	struct ifreq ifr = { 0 };
+	int sfd;
+
+	if (unshare(CLONE_NEWNET))
+		return fail("unshare(CLONE_NEWNET)");
+	sfd = socket(AF_INET, SOCK_DGRAM, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (sfd < 0 || ioctl(sfd, SIOCGIFFLAGS, &ifr))
+		return fail("SIOCGIFFLAGS lo");
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(sfd, SIOCSIFFLAGS, &ifr))
+		return fail("SIOCSIFFLAGS lo up");
+	close(sfd);
+	return sysctl_set("/proc/sys/net/ipv4/tcp_no_metrics_save", "1");
+}
+
+static inline int listener(struct sockaddr_in *a)
+{
+	socklen_t len = sizeof(*a);
+	int l;
+
+	memset(a, 0, sizeof(*a));
+	a->sin_family = AF_INET;
+	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)a, sizeof(*a)) || listen(l, 8) ||
+	    getsockname(l, (struct sockaddr *)a, &len))
+		return fail("listening socket");
+	return l;
+}
+
+/* A connection to listener @l at @a: *c the client end, *s the accepted one */
+static inline int conn(int l, const struct sockaddr_in *a, int *c, int *s)
+{
+	int one = 1;
+
+	*s = -1;
+	*c = socket(AF_INET, SOCK_STREAM, 0);
+	if (*c < 0 || connect(*c, (const struct sockaddr *)a, sizeof(*a)))
+		return fail("connect");
+	*s = accept(l, NULL, NULL);
+	if (*s < 0)
+		return fail("accept");
+	setsockopt(*c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(*s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return 0;
+}
+
+/* close with a reset: nothing left retransmitting into the next measurement */
+static inline void drop(int fd)
+{
+	struct linger lg = { 1, 0 };
+
+	if (fd < 0)
+		return;
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(fd);
+}
+
+/* The start of a TCP test's main(): the plan, and what it needs to run */
+static inline void tcp_test_start(int npoints)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ksft_print_header();
+	require_dilation();
+	if (geteuid())
+		ksft_exit_skip("must run as root\n");
+	if (access(TC, X_OK))
+		ksft_exit_fail_msg("%s not found (iproute2)\n", TC);
+	ksft_set_plan(npoints);
+}
+
+#endif /* TCP_UTIL_H */
