@@ -99,13 +99,13 @@ def _curve(snd, tdf, seconds):
 
 def _usage(err):
     """The sender's own account (cpusend's last stderr line): CPU seconds
-    charged to it, and how often it waited (voluntary switches) or was
-    preempted."""
+    charged to it (user: its mixing; sys: the kernel's, TCP's included), how
+    often it waited (voluntary switches) or was preempted."""
     for ln in reversed(err.splitlines()):
         f = ln.split()
         if len(f) == 7 and f[0] == "cpu":
-            return {"cpu_s": float(f[1]) + float(f[2]), "waits": int(f[3]), "preempted": int(f[4]),
-                    "retrans": int(f[5]), "cwnd": int(f[6])}
+            return {"cpu_s": float(f[1]) + float(f[2]), "user_s": float(f[1]), "sys_s": float(f[2]),
+                    "waits": int(f[3]), "preempted": int(f[4]), "retrans": int(f[5]), "cwnd": int(f[6])}
     return None
 
 
@@ -181,7 +181,8 @@ def run(ctx, res):
             csv_rows += [[share, label, ti, ri] for ti, ri in zip(t, r)]
             ctx.log(f"   -> {fmt(mean)} Mbit/s " + ("physical (perceived / TDF)" if share is None else "perceived")
                     + (f" (x{div}: {fmt(mean / div)} measured)" if div > 1 else "")
-                    + (f"; {fmt(use['cpu_s'])} CPU s, {use['waits']} waits, {use['preempted']} preemptions, "
+                    + (f"; {fmt(use['cpu_s'])} CPU s ({fmt(use['user_s'])} user, {fmt(use['sys_s'])} sys), "
+                       f"{use['waits']} waits, {use['preempted']} preemptions, "
                        f"{use['retrans']} retransmitted, cwnd {use['cwnd']}"
                        if use else ""))
             if judged:
