@@ -52,16 +52,23 @@
  *    the child measured, in bytes per namespace second; after 50 ms idle,
  *    tcpi_last_data_sent, _last_data_recv and _last_ack_recv within the
  *    child's bracket (+- a host tick, up to 10 ms of wakeup latency).
+ *  - TCP_TX_DELAY, a delay of the socket's time: `fq` on lo (it holds a
+ *    segment until the departure time TCP gives it), a connection whose
+ *    client sets TCP_TX_DELAY before its SYN (200 ms of host time: 20000
+ *    us at TDF 10, 200000 in the root namespace), 10 exchanges: the
+ *    client's tcpi_rtt and the median round trip within 5% of the delay.
+ *    Before the kernel scaled the option: 2 ms at TDF 10.
  *
  * Each bound rejects a kernel applying twice or half the factor: RTO
  * 100/400 ms, SYN 500/2000 ms, delayed ACK 20/80 ms, tcpi_rto 100/400
  * ms, tcpi_ato 20000/80000 us, tcpi_rtt 10/40 ms, rates and tcpi_last_*
- * x2 or /2. Before the kernel converted TCP, 9 of these 11 points failed
- * (RTO 21 ms, SYN 102 ms, delayed ACK 4.4 ms, tcpi_rtt 202043 us); only
- * tcpi_rto and tcpi_ato passed: the host floor, read in host units.
+ * x2 or /2, TCP_TX_DELAY's round trip 10/40 ms. Before the kernel
+ * converted TCP, 9 of the first 11 points failed (RTO 21 ms, SYN 102 ms,
+ * delayed ACK 4.4 ms, tcpi_rtt 202043 us); only tcpi_rto and tcpi_ato
+ * passed: the host floor, read in host units.
  *
  * The same measurement, with the same bounds, in a child in the root time
- * namespace (its own network namespace too; points 12-22): undilated
+ * namespace (its own network namespace too; points 13-24): undilated
  * sockets keep host time (RTO 200 ms, delayed ACK 40 ms, tcpi_rtt 200 ms).
  * The child makes its network namespace with unshare(CLONE_NEWNET), sets
  * net.ipv4.tcp_no_metrics_save there (no connection inherits another's
@@ -79,7 +86,8 @@
 #define RTX_WAIT_MS	2000	/* give up on the retransmissions (expected: ~800 ms) */
 #define DACK_WAIT_MS	1000
 #define SYN_WAIT_MS	3000	/* expected: 1000 ms */
-#define NPOINTS_RUN	11
+#define TX_DELAY_HOST_US	200000	/* TCP_TX_DELAY: 200 ms of host time / TDF */
+#define NPOINTS_RUN	12
 #define NPOINTS		(2 * NPOINTS_RUN)
 
 struct meas {
@@ -100,6 +108,9 @@ struct meas {
 	struct tcp_info ti, tidle;
 	/* the last request written in [w0, w1], its answer read at r1; TCP_INFO idle in [i0, i1] */
 	i64 w0, w1, r1, i0, i1;
+	/* round trips with TCP_TX_DELAY on the client, ns; its tcpi_rtt after them, us */
+	i64 txd_rt[NRT];
+	unsigned int txd_us, txd_rtt;
 };
 
 static struct meas *M;
@@ -163,11 +174,7 @@ static int measure_rtx(int l, const struct sockaddr_in *a)
 	}
 	ret = 0;
 out:
-	if (tc("del dev lo root"))
-		ret = -1;
-	drop(c);
-	drop(s);
-	return ret;
+	return lo_qdisc_done(ret, c, s);
 }
 
 /* The SYN of a connection whose packets are all lost: retransmitted after the initial RTO */
@@ -206,10 +213,7 @@ static int measure_syn(const struct sockaddr_in *a)
 	}
 	ret = 0;
 out:
-	if (tc("del dev lo root"))
-		ret = -1;
-	drop(c);
-	return ret;
+	return lo_qdisc_done(ret, c, -1);
 }
 
 static int measure_dack(int l, const struct sockaddr_in *a, int k)
@@ -275,11 +279,46 @@ static int measure_rt(int l, const struct sockaddr_in *a)
 	M->i1 = now_ns();
 	ret = 0;
 out:
-	if (tc("del dev lo root"))
-		ret = -1;
-	drop(c);
-	drop(s);
-	return ret;
+	return lo_qdisc_done(ret, c, s);
+}
+
+static unsigned int tx_delay_us;	/* the run's TCP_TX_DELAY */
+
+/*
+ * TCP_TX_DELAY on the client, from its SYN on (so that srtt starts at the
+ * delay), fq on lo (it holds each segment until its departure time):
+ * requests leave tx_delay_us of the socket's time late, and the client's
+ * RTT samples, which start at the undelayed departure, count the delay.
+ */
+static int measure_txdelay(int l, const struct sockaddr_in *a)
+{
+	int c, s = -1, k, ret = -1, d = tx_delay_us, one = 1;
+	struct tcp_info ti;
+
+	M->txd_us = tx_delay_us;
+	if (tc("add dev lo root fq"))
+		return -1;
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	if (c < 0 || setsockopt(c, IPPROTO_TCP, TCP_TX_DELAY, &d, sizeof(d)) ||
+	    setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
+	    connect(c, (const struct sockaddr *)a, sizeof(*a))) {
+		fail("a client with TCP_TX_DELAY %d", d);
+		goto out;
+	}
+	s = accept(l, NULL, NULL);
+	if (s < 0 || setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one))) {
+		fail("accept");
+		goto out;
+	}
+	for (k = 0; k < NRT; k++)
+		if (exchange(c, s, &M->txd_rt[k]))
+			goto out;
+	if (tinfo(c, &ti))
+		goto out;
+	M->txd_rtt = ti.tcpi_rtt;
+	ret = 0;
+out:
+	return lo_qdisc_done(ret, c, s);
 }
 
 static void child(int rfd, int wfd)
@@ -299,6 +338,8 @@ static void child(int rfd, int wfd)
 	for (k = 0; k < NDACK; k++)
 		if (measure_dack(l, &a, k))
 			goto out;
+	if (measure_txdelay(l, &a))
+		goto out;
 	measure_rt(l, &a);
 out:
 	if (write(wfd, &m, sizeof(m)) != sizeof(m))
@@ -428,13 +469,24 @@ static void report(const struct meas *m, int tdf, const char *w)
 				 m->i1 - m->r1 + 10 * NSEC_PER_MSEC, tick_ms),
 			 "%s: tcpi_last_data_sent, _data_recv, _ack_recv after %d ms idle\n",
 			 w, IDLE_MS);
+
+	/* TCP_TX_DELAY: a delay of the socket's time */
+	memcpy(r, m->txd_rt, sizeof(r));
+	qsort(r, NRT, sizeof(r[0]), cmp_i64);
+	med = (double)(r[NRT / 2 - 1] + r[NRT / 2]) / 2 / NSEC_PER_USEC;
+	ksft_print_msg("%s: TCP_TX_DELAY %u us, fq on lo: round trips (ms): min %.2f median %.2f max %.2f; tcpi_rtt %u us\n",
+		       w, m->txd_us, ms(r[0]), med / 1000, ms(r[NRT - 1]), m->txd_rtt);
+	ksft_test_result(within(m->txd_rtt, m->txd_us, 0.05) && within(med, m->txd_us, 0.05),
+			 "%s: TCP_TX_DELAY %u us: tcpi_rtt %u us and the median round trip %.0f us within 5%%\n",
+			 w, m->txd_us, m->txd_rtt, med);
 }
 
-static void run(const char *factor, struct meas *m)
+static void run(const char *factor, int tdf, struct meas *m)
 {
 	int rfd, wfd;
 	pid_t pid;
 
+	tx_delay_us = TX_DELAY_HOST_US / tdf;
 	pid = dil_fork_child(factor, child, &rfd, &wfd);
 	if (read_full(rfd, m, sizeof(*m))) {
 		memset(m, 0, sizeof(*m));
@@ -454,12 +506,12 @@ int main(void)
 
 	/* the control first, in the root time namespace */
 	t0 = host_ns(CLOCK_MONOTONIC);
-	run(NULL, &host);
+	run(NULL, 1, &host);
 	ksft_print_msg("root namespace: measured in %.1f s\n",
 		       ms(host_ns(CLOCK_MONOTONIC) - t0) / 1000);
 	unshare_timens_or_skip();
 	t0 = host_ns(CLOCK_MONOTONIC);
-	run("10", &dil);
+	run("10", 10, &dil);
 	ksft_print_msg("TDF 10: measured in %.1f s of host time\n",
 		       ms(host_ns(CLOCK_MONOTONIC) - t0) / 1000);
 

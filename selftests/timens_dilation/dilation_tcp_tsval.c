@@ -42,10 +42,7 @@
  * the factor (tcpi_rcv_rtt 40 or 10 ms at TDF 10).
  */
 #define _GNU_SOURCE
-#include <linux/if_packet.h>
-#include <linux/if_ether.h>
-#include <netinet/ip.h>
-#include "tcp_util.h"
+#include "tcp_sniff.h"
 
 #define NPOINTS_RUN	4
 #define NRUNS		3
@@ -55,18 +52,6 @@
 #define BULK_WAIT_MS	60000		/* give up on point 4 (expected: < 10 s host) */
 #define NSEG		256		/* segments kept per capture */
 #define TS_COOKIE_BITS	6		/* low TSval bits a SYN cookie uses */
-#define OPT_EOL		0		/* TCP option kinds (RFC 9293, RFC 7323) */
-#define OPT_NOP		1
-#define OPT_TS		8
-#define OPT_TS_LEN	10
-
-struct seg {
-	unsigned short sport, dport;
-	unsigned char flags;
-	unsigned int len;		/* payload bytes */
-	int has_ts;
-	unsigned int tsval, tsecr;
-};
 
 /* The parts a child measures; a failure in one fails only its points */
 enum { PART_TSVAL, PART_COOKIE, PART_RCV_RTT, NPARTS };
@@ -88,146 +73,6 @@ struct meas {
 };
 
 static struct meas *M;
-static int sniffer = -1;
-
-static unsigned int ms_of(i64 ns)
-{
-	return (unsigned int)(ns / NSEC_PER_MSEC);
-}
-
-/* A packet socket on lo: what this namespace's TCP sends there */
-static int sniff_open(void)
-{
-	struct sockaddr_ll sll = { 0 };
-
-	sniffer = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK, htons(ETH_P_IP));
-	if (sniffer < 0)
-		return fail("socket(AF_PACKET)");
-	sll.sll_family = AF_PACKET;
-	sll.sll_protocol = htons(ETH_P_IP);
-	sll.sll_ifindex = if_nametoindex("lo");
-	if (!sll.sll_ifindex || bind(sniffer, (struct sockaddr *)&sll, sizeof(sll)))
-		return fail("bind the packet socket to lo");
-	return 0;
-}
-
-/* Parse one IPv4 packet; 0 if it is a TCP segment */
-static int parse(const unsigned char *p, size_t n, struct seg *s)
-{
-	const struct iphdr *ip = (const void *)p;
-	const struct tcphdr *th;
-	size_t ihl, doff, o;
-
-	if (n < sizeof(*ip) || ip->protocol != IPPROTO_TCP)
-		return -1;
-	ihl = ip->ihl * 4;
-	if (n < ihl + sizeof(*th))
-		return -1;
-	th = (const void *)(p + ihl);
-	doff = th->doff * 4;
-	if (n < ihl + doff || ntohs(ip->tot_len) < ihl + doff)
-		return -1;
-	memset(s, 0, sizeof(*s));
-	s->sport = ntohs(th->source);
-	s->dport = ntohs(th->dest);
-	s->flags = p[ihl + 13];
-	s->len = ntohs(ip->tot_len) - ihl - doff;
-	for (o = sizeof(*th); o < doff;) {
-		unsigned char kind = p[ihl + o], len;
-
-		if (kind == OPT_EOL)
-			break;
-		if (kind == OPT_NOP) {
-			o++;
-			continue;
-		}
-		if (o + 1 >= doff)
-			break;
-		len = p[ihl + o + 1];
-		if (len < 2 || o + len > doff)
-			break;
-		if (kind == OPT_TS && len == OPT_TS_LEN) {
-			uint32_t v[2];
-
-			memcpy(v, p + ihl + o + 2, sizeof(v));
-			s->has_ts = 1;
-			s->tsval = ntohl(v[0]);
-			s->tsecr = ntohl(v[1]);
-		}
-		o += len;
-	}
-	return 0;
-}
-
-/* The segments sent since the last call, at most NSEG */
-static int sniff(struct seg *segs)
-{
-	unsigned char buf[2048];
-	int n = 0;
-	ssize_t r;
-
-	for (;;) {
-		r = recv(sniffer, buf, sizeof(buf), 0);
-		if (r < 0)
-			break;
-		/* a packet socket sees each segment on lo once (PACKET_HOST) */
-		if (n == NSEG)
-			continue;
-		if (!parse(buf, r, &segs[n]))
-			n++;
-	}
-	return n;
-}
-
-/* The last segment from @sport to @dport with payload (@syn_ack: a SYN-ACK); NULL if none */
-static const struct seg *find(const struct seg *segs, int n, int sport, int dport, int syn_ack)
-{
-	const struct seg *found = NULL;
-	int k;
-
-	for (k = 0; k < n; k++) {
-		if (segs[k].sport != sport || segs[k].dport != dport || !segs[k].has_ts)
-			continue;
-		if (syn_ack ? (segs[k].flags & 0x12) == 0x12 : segs[k].len > 0)
-			found = &segs[k];
-	}
-	return found;
-}
-
-static int port_of(int fd, int peer)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-
-	if (peer ? getpeername(fd, (struct sockaddr *)&a, &len) :
-		   getsockname(fd, (struct sockaddr *)&a, &len))
-		return -1;
-	return ntohs(a.sin_port);
-}
-
-/* Write a byte from @from in [*w0, *w1], read it at @to; the segment it went out in */
-static int send_byte(int from, int to, i64 *w0, i64 *w1, struct seg *segs, struct seg *out)
-{
-	const struct seg *s;
-	char b = 'x';
-	int n;
-
-	sniff(segs);
-	*w0 = now_ns();
-	if (write(from, &b, 1) != 1)
-		return fail("write");
-	*w1 = now_ns();
-	if (read(to, &b, 1) != 1)
-		return fail("read");
-	n = sniff(segs);
-	s = find(segs, n, port_of(from, 0), port_of(from, 1), 0);
-	if (!s) {
-		errno = ENOENT;
-		return fail("no data segment with timestamps seen");
-	}
-	*out = *s;
-	return 0;
-}
 
 static int measure_tsval(int l, const struct sockaddr_in *a, struct seg *segs)
 {
@@ -241,11 +86,11 @@ static int measure_tsval(int l, const struct sockaddr_in *a, struct seg *segs)
 	for (k = 0; k < 2; k++) {
 		if (k)
 			sleep_ns(GAP_MS * NSEC_PER_MSEC);
-		if (send_byte(c, s, &M->a0[k], &M->a1[k], segs, &got))
+		if (send_byte(c, s, &M->a0[k], &M->a1[k], segs, NSEG, &got))
 			goto out;
 		M->ts[k] = got.tsval;
 	}
-	if (send_byte(s, c, &w0, &w1, segs, &got))
+	if (send_byte(s, c, &w0, &w1, segs, NSEG, &got))
 		goto out;
 	M->tsecr = got.tsecr;
 	M->t0 = now_ns();
@@ -275,13 +120,13 @@ static int measure_cookie(struct seg *segs)
 	l = listener(&a);
 	if (l < 0)
 		goto out;
-	sniff(segs);
+	sniff(segs, NSEG);
 	M->c0 = now_ns();
 	if (conn(l, &a, &c, &s))
 		goto out;
 	M->c1 = now_ns();
-	n = sniff(segs);
-	sa = find(segs, n, ntohs(a.sin_port), port_of(c, 0), 1);
+	n = sniff(segs, NSEG);
+	sa = sniff_find(segs, n, ntohs(a.sin_port), port_of(c, 0), 1);
 	if (!sa) {
 		errno = ENOENT;
 		fail("no SYN-ACK with timestamps seen");
@@ -295,8 +140,8 @@ static int measure_cookie(struct seg *segs)
 		goto out;
 	M->srv_options = ti.tcpi_options;
 	M->srv_snd_wscale = ti.tcpi_snd_wscale;
-	if (send_byte(c, s, &w0, &w1, segs, &got) ||
-	    send_byte(s, c, &M->d0, &M->d1, segs, &got))
+	if (send_byte(c, s, &w0, &w1, segs, NSEG, &got) ||
+	    send_byte(s, c, &M->d0, &M->d1, segs, NSEG, &got))
 		goto out;
 	M->srv_ts = got.tsval;
 	ret = 0;
@@ -310,24 +155,10 @@ out:
 	return ret;
 }
 
-static int lo_mtu(int mtu)
-{
-	struct ifreq ifr = { 0 };
-	int sfd = socket(AF_INET, SOCK_DGRAM, 0), ret;
-
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
-	ifr.ifr_mtu = mtu;
-	ret = sfd < 0 || ioctl(sfd, SIOCSIFMTU, &ifr) ? fail("lo mtu %d", mtu) : 0;
-	if (sfd >= 0)
-		close(sfd);
-	return ret;
-}
-
 /* Move BULK bytes from @c to @s */
 static int bulk(int c, int s)
 {
-	static char buf[65536];
-	size_t sent = 0, got = 0;
+	long long sent = 0, got = 0;
 	i64 t0 = now_ns();
 
 	if (fcntl(c, F_SETFL, O_NONBLOCK) || fcntl(s, F_SETFL, O_NONBLOCK))
@@ -337,29 +168,14 @@ static int bulk(int c, int s)
 			{ .fd = c, .events = sent < BULK ? POLLOUT : 0 },
 			{ .fd = s, .events = POLLIN },
 		};
-		ssize_t r;
 
 		if (poll(p, 2, 1000) < 0)
 			return fail("poll");
-		if (p[0].revents & POLLOUT) {
-			size_t want = BULK - sent < sizeof(buf) ? BULK - sent : sizeof(buf);
-
-			r = write(c, buf, want);
-			if (r < 0 && errno != EAGAIN)
-				return fail("write");
-			sent += r > 0 ? r : 0;
-		}
-		if (p[1].revents & POLLIN) {
-			r = read(s, buf, sizeof(buf));
-			if (!r)
-				errno = EPIPE;
-			if (!r || (r < 0 && errno != EAGAIN))
-				return fail("read");
-			got += r > 0 ? r : 0;
-		}
+		if (pump_step(p, c, s, BULK - sent, &sent, &got) < 0)
+			return -1;
 		if (now_ns() - t0 > BULK_WAIT_MS * NSEC_PER_MSEC) {
 			errno = ETIMEDOUT;
-			return fail("%zu of %d bytes in %d ms", got, BULK, BULK_WAIT_MS);
+			return fail("%lld of %d bytes in %d ms", got, BULK, BULK_WAIT_MS);
 		}
 	}
 	M->bulk_ns = now_ns() - t0;
@@ -388,11 +204,7 @@ static int measure_rcv_rtt(int l, const struct sockaddr_in *a, unsigned int dela
 	M->cli_rtt = ti.tcpi_rtt;
 	ret = 0;
 out:
-	if (tc("del dev lo root"))
-		ret = -1;
-	drop(c);
-	drop(s);
-	return ret;
+	return lo_qdisc_done(ret, c, s);
 }
 
 static unsigned int bulk_delay_ms;	/* point 4's netem delay, host ms each way */
@@ -425,12 +237,6 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
-
-/* TSval @v in the ms of the bracket [lo, hi] (ns), less @early ms */
-static int in_ms(unsigned int v, i64 lo, i64 hi, unsigned int early)
-{
-	return (int)(v - (ms_of(lo) - early)) >= 0 && (int)(ms_of(hi) - v) >= 0;
-}
 
 static void report(const struct meas *m, double tdf, const char *w)
 {

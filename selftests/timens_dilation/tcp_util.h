@@ -17,6 +17,7 @@
 #include "dilation.h"
 
 #define TC		"/usr/sbin/tc"
+#define IP		"/usr/sbin/ip"
 #define TU_ERR_LEN	200
 
 static char *tu_err;	/* TU_ERR_LEN bytes, "" until the first failure */
@@ -56,18 +57,24 @@ static inline int tinfo(int fd, struct tcp_info *ti)
 	return 0;
 }
 
-static inline int tc(const char *args)
+/* Run the shell command @cmd; its failure is the child's setup failure */
+static inline int run_cmd(const char *cmd)
 {
-	char cmd[256];
-	int st;
+	int st = system(cmd);
 
-	snprintf(cmd, sizeof(cmd), TC " qdisc %s", args);
-	st = system(cmd);
 	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st)) {
 		errno = EIO;
 		return fail("%s (status %#x)", cmd, st);
 	}
 	return 0;
+}
+
+static inline int tc(const char *args)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), TC " qdisc %s", args);
+	return run_cmd(cmd);
 }
 
 /* Write @val to the sysctl file @path */
@@ -134,6 +141,20 @@ static inline int conn(int l, const struct sockaddr_in *a, int *c, int *s)
 	return 0;
 }
 
+/* lo's MTU: 1500 gives segments of an Ethernet link instead of 64 KiB */
+static inline int lo_mtu(int mtu)
+{
+	struct ifreq ifr = { 0 };
+	int sfd = socket(AF_INET, SOCK_DGRAM, 0), ret;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	ifr.ifr_mtu = mtu;
+	ret = sfd < 0 || ioctl(sfd, SIOCSIFMTU, &ifr) ? fail("lo mtu %d", mtu) : 0;
+	if (sfd >= 0)
+		close(sfd);
+	return ret;
+}
+
 /* close with a reset: nothing left retransmitting into the next measurement */
 static inline void drop(int fd)
 {
@@ -143,6 +164,48 @@ static inline void drop(int fd)
 		return;
 	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	close(fd);
+}
+
+/*
+ * The end of a measurement under a root qdisc on lo: remove it, reset both
+ * ends (-1: none); @ret, or -1 if the qdisc could not be removed.
+ */
+static inline int lo_qdisc_done(int ret, int c, int s)
+{
+	if (tc("del dev lo root"))
+		ret = -1;
+	drop(c);
+	drop(s);
+	return ret;
+}
+
+/*
+ * One step of moving bytes from @c to @s (both non-blocking) after poll()
+ * filled @p[0] (@c, POLLOUT) and @p[1] (@s, POLLIN): write up to @want
+ * bytes, read what has come. Returns the bytes read, -1 on a failure.
+ */
+static inline ssize_t pump_step(const struct pollfd *p, int c, int s, size_t want,
+				long long *sent, long long *got)
+{
+	static char buf[65536];
+	ssize_t r, n = 0;
+
+	if (p[0].revents & POLLOUT) {
+		r = write(c, buf, want < sizeof(buf) ? want : sizeof(buf));
+		if (r < 0 && errno != EAGAIN)
+			return fail("write");
+		*sent += r > 0 ? r : 0;
+	}
+	if (p[1].revents & POLLIN) {
+		r = read(s, buf, sizeof(buf));
+		if (!r)
+			errno = EPIPE;
+		if (!r || (r < 0 && errno != EAGAIN))
+			return fail("read");
+		n = r > 0 ? r : 0;
+		*got += n;
+	}
+	return n;
 }
 
 /* The start of a TCP test's main(): the plan, and what it needs to run */

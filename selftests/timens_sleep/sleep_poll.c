@@ -3,7 +3,8 @@
  * Timeouts of waiting system calls in a dilated time namespace: select
  * (and its written-back timeout), pselect6, poll, ppoll, epoll_wait,
  * epoll_pwait, epoll_pwait2, rt_sigtimedwait, SO_RCVTIMEO / SO_SNDTIMEO
- * (recv/send timing and getsockopt read-back), recvmmsg, io_getevents,
+ * (recv/send timing and getsockopt read-back), SO_LINGER (close() of a
+ * TCP socket whose data cannot leave), recvmmsg, io_getevents,
  * mq_timedreceive / mq_timedsend, semtimedop.
  *
  * Each wait has nothing to wait for and must time out after d on the
@@ -20,6 +21,8 @@
 #include <sys/select.h>
 #include <sys/sem.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <linux/aio_abi.h>
 #include "timens_sleep.h"
 
@@ -249,6 +252,61 @@ static void do_sock_timeo(struct ctx *c)
 	close(sv[1]);
 }
 
+/*
+ * SO_LINGER (whole seconds): close() of a TCP socket over 127.0.0.1 whose
+ * data cannot leave (the peer reads nothing and its small receive buffer
+ * is full) waits the linger time for it, in jiffies like the socket
+ * timeouts, then returns 0 and leaves the rest to TCP.
+ */
+static void do_sock_linger(struct ctx *c)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct linger lg = { .l_onoff = 1, .l_linger = (int)(c->d / NS_S) };
+	int l, cl = -1, sv = -1, small = 4096, ret, err;
+	socklen_t len = sizeof(a);
+	static char buf[65536];
+
+	l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)) ||
+	    bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&a, &len)) {
+		cfail(c, "listening socket on 127.0.0.1: %s", strerror(errno));
+		goto out;
+	}
+	cl = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (cl < 0 || setsockopt(cl, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)) ||
+	    connect(cl, (struct sockaddr *)&a, sizeof(a))) {
+		cfail(c, "connect: %s", strerror(errno));
+		goto out;
+	}
+	sv = accept(l, NULL, NULL);
+	if (sv < 0) {
+		cfail(c, "accept: %s", strerror(errno));
+		goto out;
+	}
+	while (send(cl, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+	if (errno != EAGAIN || setsockopt(cl, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg))) {
+		cfail(c, "filling the connection, SO_LINGER: %s", strerror(errno));
+		goto out;
+	}
+	c->r->min_e = c->d - tick_allowance(c);
+	begin(c);
+	ret = close(cl);
+	err = errno;
+	end(c);
+	cl = -1;
+	if (ret)
+		cfail(c, "close returned %d (%s), expected 0", ret, strerror(err));
+out:
+	if (cl >= 0)
+		close(cl);
+	if (sv >= 0)
+		close(sv);
+	if (l >= 0)
+		close(l);
+}
+
 /* only the read-back: set inside, read inside */
 static void do_sock_readback(struct ctx *c)
 {
@@ -426,6 +484,7 @@ static const struct tcase cmilli[] = {
 	TC("rt_sigtimedwait 100s", do_wait, DMILLI, MONO, .arg = W_SIGTIMEDWAIT),
 	TC("semtimedop 100s", do_wait, DMILLI, MONO, .arg = W_SEMTIMEDOP),
 	TC("SO_RCVTIMEO 100s", do_sock_timeo, DMILLI, MONO, .arg = 0),
+	TC("SO_LINGER 100s: close() waits for unsent TCP data", do_sock_linger, DMILLI, MONO),
 	TC("mq_timedreceive CLOCK_REALTIME now+100s", do_mq, DMILLI, REAL, .arg = 0),
 	TC("ppoll 60s interrupted at host +30ms: written-back timeout", do_wait, 60 * NS_S, MONO,
 	   .arg = W_PPOLL | INTR, SIG_AT(30 * NS_MS)),
