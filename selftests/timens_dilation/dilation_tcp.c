@@ -56,7 +56,8 @@
  *    segment until the departure time TCP gives it), a connection whose
  *    client sets TCP_TX_DELAY before its SYN (200 ms of host time: 20000
  *    us at TDF 10, 200000 in the root namespace), 10 exchanges: the
- *    client's tcpi_rtt and the median round trip within 5% of the delay.
+ *    client's tcpi_rtt and the median round trip in [-5%, +25%] of the
+ *    delay (a round trip is not shorter than it, and may be late).
  *    Before the kernel scaled the option: 2 ms at TDF 10.
  *
  * Each bound rejects a kernel applying twice or half the factor: RTO
@@ -372,6 +373,17 @@ static int last_ok(unsigned int v, i64 lo, i64 hi, double tick_ms)
 	return v >= ms(lo) - tick_ms - 1 && v <= ms(hi) + tick_ms + 1;
 }
 
+/*
+ * A round trip with TCP_TX_DELAY @d: not shorter than the delay (-5%: the
+ * timer wheel and rounding), at most 25% longer (a late fq watchdog or
+ * softirq of the emulated guest; srtt averages only 11 samples). Twice or
+ * half the factor is +100% or -50%.
+ */
+static int txd_ok(double v, double d)
+{
+	return v >= d * 0.95 && v <= d * 1.25;
+}
+
 static void report(const struct meas *m, int tdf, const char *w)
 {
 	double tick_ms = 4.0 / tdf;	/* HZ=250: the host tick in this namespace's time */
@@ -476,8 +488,8 @@ static void report(const struct meas *m, int tdf, const char *w)
 	med = (double)(r[NRT / 2 - 1] + r[NRT / 2]) / 2 / NSEC_PER_USEC;
 	ksft_print_msg("%s: TCP_TX_DELAY %u us, fq on lo: round trips (ms): min %.2f median %.2f max %.2f; tcpi_rtt %u us\n",
 		       w, m->txd_us, ms(r[0]), med / 1000, ms(r[NRT - 1]), m->txd_rtt);
-	ksft_test_result(within(m->txd_rtt, m->txd_us, 0.05) && within(med, m->txd_us, 0.05),
-			 "%s: TCP_TX_DELAY %u us: tcpi_rtt %u us and the median round trip %.0f us within 5%%\n",
+	ksft_test_result(txd_ok(m->txd_rtt, m->txd_us) && txd_ok(med, m->txd_us),
+			 "%s: TCP_TX_DELAY %u us: tcpi_rtt %u us and the median round trip %.0f us in [-5%%, +25%%] of it\n",
 			 w, m->txd_us, m->txd_rtt, med);
 }
 

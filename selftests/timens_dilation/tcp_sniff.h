@@ -29,6 +29,7 @@ struct seg {
 };
 
 static int sniffer = -1;
+static unsigned int sniff_cut;	/* segments read past a caller's @max, dropped */
 
 /* A packet socket on lo: what this namespace's TCP sends there */
 static inline int sniff_open(void)
@@ -112,12 +113,30 @@ static inline int sniff(struct seg *segs, int max)
 		if (r < 0)
 			break;
 		/* a packet socket sees each segment on lo once (PACKET_HOST) */
-		if (n == max)
+		if (n == max) {
+			sniff_cut++;
 			continue;
+		}
 		if (!sniff_parse(buf, r, &segs[n]))
 			n++;
 	}
 	return n;
+}
+
+/*
+ * Segments the capture lost since the last call: those the packet socket
+ * dropped (its buffer full) and those sniff() cut; -1 if unknown.
+ */
+static inline long long sniff_lost(void)
+{
+	struct tpacket_stats st;
+	socklen_t len = sizeof(st);
+	long long cut = sniff_cut;
+
+	sniff_cut = 0;
+	if (getsockopt(sniffer, SOL_PACKET, PACKET_STATISTICS, &st, &len))
+		return -1;
+	return cut + st.tp_drops;
 }
 
 /* The last segment from @sport to @dport with payload (@syn_ack: a SYN-ACK); NULL if none */
