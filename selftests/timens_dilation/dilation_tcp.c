@@ -111,7 +111,7 @@ struct meas {
 	i64 w0, w1, r1, i0, i1;
 	/* round trips with TCP_TX_DELAY on the client, ns; its tcpi_rtt after them, us */
 	i64 txd_rt[NRT];
-	unsigned int txd_us, txd_rtt;
+	unsigned int txd_rtt;
 };
 
 static struct meas *M;
@@ -296,7 +296,6 @@ static int measure_txdelay(int l, const struct sockaddr_in *a)
 	int c, s = -1, k, ret = -1, d = tx_delay_us, one = 1;
 	struct tcp_info ti;
 
-	M->txd_us = tx_delay_us;
 	if (tc("add dev lo root fq"))
 		return -1;
 	c = socket(AF_INET, SOCK_STREAM, 0);
@@ -390,6 +389,7 @@ static void report(const struct meas *m, int tdf, const char *w)
 	double rt_want = 2.0 * NETEM_DELAY_MS * 1000 / tdf, med, rtmin, p_want, d_want;
 	const struct tcp_info *ti = &m->ti, *tl = &m->tidle;
 	i64 d[NDACK], r[NRT], gap[NRTX];
+	unsigned int txd_us;
 	int k, ok, ratio;
 
 	if (m->err[0]) {
@@ -483,14 +483,15 @@ static void report(const struct meas *m, int tdf, const char *w)
 			 w, IDLE_MS);
 
 	/* TCP_TX_DELAY: a delay of the socket's time */
+	txd_us = TX_DELAY_HOST_US / tdf;
 	memcpy(r, m->txd_rt, sizeof(r));
 	qsort(r, NRT, sizeof(r[0]), cmp_i64);
 	med = (double)(r[NRT / 2 - 1] + r[NRT / 2]) / 2 / NSEC_PER_USEC;
 	ksft_print_msg("%s: TCP_TX_DELAY %u us, fq on lo: round trips (ms): min %.2f median %.2f max %.2f; tcpi_rtt %u us\n",
-		       w, m->txd_us, ms(r[0]), med / 1000, ms(r[NRT - 1]), m->txd_rtt);
-	ksft_test_result(txd_ok(m->txd_rtt, m->txd_us) && txd_ok(med, m->txd_us),
+		       w, txd_us, ms(r[0]), med / 1000, ms(r[NRT - 1]), m->txd_rtt);
+	ksft_test_result(txd_ok(m->txd_rtt, txd_us) && txd_ok(med, txd_us),
 			 "%s: TCP_TX_DELAY %u us: tcpi_rtt %u us and the median round trip %.0f us in [-5%%, +25%%] of it\n",
-			 w, m->txd_us, m->txd_rtt, med);
+			 w, txd_us, m->txd_rtt, med);
 }
 
 static void run(const char *factor, int tdf, struct meas *m)
