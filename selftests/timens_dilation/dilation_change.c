@@ -48,6 +48,9 @@
 #include <sys/time.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
+#include <linux/netlink.h>
+#include <linux/tipc.h>
+#include <linux/vm_sockets.h>
 #include "dilation.h"
 #include "uring_raw.h"
 
@@ -80,6 +83,8 @@ enum how { REL_NANOSLEEP, REL_REALTIME, ABS_MONOTONIC, ABS_REALTIME, ABS_BOOTTIM
 	   TO_IO_GETEVENTS, ALARM_REL, ALARM_ABS_REALTIME, TMR_ALARM_REL, TMR_ALARM_PERIODIC,
 	   TO_SO_RCVTIMEO, TO_SO_SNDTIMEO, TO_URING_TIMEOUT, TO_URING_LINK_TIMEOUT,
 	   TO_URING_WAIT, TO_URING_MIN_WAIT, TO_URING_MIN_WAIT_WOKEN, URING_MULTISHOT,
+	   TO_URING_TIMEOUT_ABS, TO_URING_TIMEOUT_ABS_REALTIME, TO_URING_WAIT_ABS,
+	   TO_SCTP_RECV, TO_TIPC_RECV, TO_VSOCK_RECV, TO_NETLINK_SEND,
 	   TO_TCP_RECV, TO_TCP_ACCEPT, TO_TCP_CONNECT, TO_UNIX_LOWAT_WOKEN,
 	   TO_UNIX_RECV_BUSY };
 
@@ -118,6 +123,13 @@ static const char * const how_name[] = {
 	[TO_URING_MIN_WAIT] = "io_uring_enter() wait for 2 completions, min_wait_usec, 1 posted",
 	[TO_URING_MIN_WAIT_WOKEN] = "io_uring_enter() wait for 3 completions, min_wait_usec, woken at 60 ms by 1",
 	[URING_MULTISHOT] = "IORING_OP_TIMEOUT IORING_TIMEOUT_MULTISHOT, 20 ms",
+	[TO_URING_TIMEOUT_ABS] = "IORING_OP_TIMEOUT IORING_TIMEOUT_ABS (CLOCK_MONOTONIC)",
+	[TO_URING_TIMEOUT_ABS_REALTIME] = "IORING_OP_TIMEOUT IORING_TIMEOUT_ABS|IORING_TIMEOUT_REALTIME",
+	[TO_URING_WAIT_ABS] = "io_uring_enter() wait with IORING_ENTER_ABS_TIMER",
+	[TO_SCTP_RECV]	= "recv() on SCTP (one-to-one) with SO_RCVTIMEO",
+	[TO_TIPC_RECV]	= "recv() on a TIPC RDM socket with SO_RCVTIMEO",
+	[TO_VSOCK_RECV]	= "recv() on a vsock stream (loopback) with SO_RCVTIMEO",
+	[TO_NETLINK_SEND] = "send() on NETLINK_USERSOCK to a full receiver with SO_SNDTIMEO",
 	[TO_TCP_RECV]	= "recv() on TCP with SO_RCVTIMEO",
 	[TO_TCP_ACCEPT]	= "accept() on TCP with SO_RCVTIMEO",
 	[TO_TCP_CONNECT] = "connect() on TCP with SO_SNDTIMEO to a full backlog",
@@ -267,6 +279,21 @@ static const struct change_case cases[] = {
 	{ TO_URING_MIN_WAIT_WOKEN, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
 	/* a multishot timeout counts no missed periods: only the increase */
 	{ URING_MULTISHOT, "1", "10", 1, 10, 50 * NSEC_PER_MSEC, AT_NONE, 0 },
+	/*
+	 * Absolute io_uring timeouts (no offsets in this namespace: their
+	 * times are its clocks', which the kernel keeps them on)
+	 */
+	{ TO_URING_TIMEOUT_ABS, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_URING_TIMEOUT_ABS, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_URING_TIMEOUT_ABS_REALTIME, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_URING_WAIT_ABS, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_URING_WAIT_ABS, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	/* the blocked socket waits of other families */
+	{ TO_SCTP_RECV,  "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_SCTP_RECV,  "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_TIPC_RECV,  "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_VSOCK_RECV, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_NETLINK_SEND, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
 };
 
 #define NCASES	((int)ARRAY_SIZE(cases))
@@ -288,6 +315,7 @@ static clockid_t sleep_clock(enum how how)
 	case TO_MQ_ABS_REALTIME:
 	case TO_FUTEX_ABS_REALTIME:
 	case ALARM_ABS_REALTIME:
+	case TO_URING_TIMEOUT_ABS_REALTIME:
 		return CLOCK_REALTIME;
 	case ALARM_REL:
 	case TMR_ALARM_REL:
@@ -614,6 +642,75 @@ static int tcp_timeout_init(int sk[2], enum how how)
 	return sk[1] < 0 ? -1 : setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 }
 
+/*
+ * Other families, sk[0] with an SO_RCVTIMEO of D_NS and nothing to
+ * receive: an SCTP one-to-one socket connected over loopback, a TIPC RDM
+ * socket, or a vsock stream connected over the loopback transport; sk[1]
+ * the peer, if any.
+ */
+static int family_timeout_init(int sk[2], enum how how)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_vm v = { .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_ANY,
+				 .svm_port = VMADDR_PORT_ANY };
+	struct timeval tv = { 0, D_NS / 1000 };
+	struct sockaddr *sa = (struct sockaddr *)&a;
+	socklen_t len = sizeof(a);
+	int ls;
+
+	if (how == TO_TIPC_RECV) {
+		sk[0] = socket(AF_TIPC, SOCK_RDM, 0);
+		return sk[0] < 0 ? -1 : setsockopt(sk[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
+	if (how == TO_VSOCK_RECV) {
+		sa = (struct sockaddr *)&v;
+		len = sizeof(v);
+		ls = socket(AF_VSOCK, SOCK_STREAM, 0);
+	} else {
+		ls = socket(AF_INET, SOCK_STREAM, IPPROTO_SCTP);
+	}
+	if (ls < 0 || bind(ls, sa, len) || listen(ls, 1) || getsockname(ls, sa, &len))
+		return -1;
+	v.svm_cid = VMADDR_CID_LOCAL;
+	sk[0] = socket(sa->sa_family, SOCK_STREAM, how == TO_SCTP_RECV ? IPPROTO_SCTP : 0);
+	if (sk[0] < 0 || connect(sk[0], sa, len))
+		return -1;
+	sk[1] = accept(ls, NULL, NULL);
+	close(ls);
+	return sk[1] < 0 ? -1 : setsockopt(sk[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+/*
+ * Two NETLINK_USERSOCK sockets: sk[1] a receiver whose queue is full of
+ * sk[0]'s messages, sk[0] with an SO_SNDTIMEO of D_NS; nl_peer sk[1]'s
+ * address
+ */
+static struct sockaddr_nl nl_peer;
+static int netlink_timeout_init(int sk[2])
+{
+	struct sockaddr_nl a = { .nl_family = AF_NETLINK };
+	struct timeval tv = { 0, D_NS / 1000 };
+	socklen_t len = sizeof(a);
+	char msg[256] = "";
+	int small = 4096, i;
+
+	sk[0] = socket(AF_NETLINK, SOCK_RAW, NETLINK_USERSOCK);
+	sk[1] = socket(AF_NETLINK, SOCK_RAW, NETLINK_USERSOCK);
+	if (sk[0] < 0 || sk[1] < 0 ||
+	    setsockopt(sk[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)) ||
+	    bind(sk[0], (struct sockaddr *)&a, sizeof(a)) ||
+	    bind(sk[1], (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(sk[1], (struct sockaddr *)&nl_peer, &len))
+		return -1;
+	for (i = 0; i < 1000; i++)
+		if (sendto(sk[0], msg, sizeof(msg), MSG_DONTWAIT,
+			   (struct sockaddr *)&nl_peer, sizeof(nl_peer)) < 0)
+			break;
+	if (i == 1000 || errno != EAGAIN)
+		return -1;
+	return setsockopt(sk[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
 /* an AF_UNIX stream whose recv() needs 2 bytes (SO_RCVLOWAT), within D_NS */
 static int lowat_timeout_init(int sk[2])
 {
@@ -659,6 +756,16 @@ static void waitee_init(struct waitee *w, enum how how)
 		if (tcp_timeout_init(w->sk, how))
 			_exit(16);
 		break;
+	case TO_SCTP_RECV:
+	case TO_TIPC_RECV:
+	case TO_VSOCK_RECV:
+		if (family_timeout_init(w->sk, how))
+			_exit(19);
+		break;
+	case TO_NETLINK_SEND:
+		if (netlink_timeout_init(w->sk))
+			_exit(20);
+		break;
 	case TO_UNIX_LOWAT_WOKEN:
 		if (lowat_timeout_init(w->sk))
 			_exit(17);
@@ -698,6 +805,9 @@ static void waitee_init(struct waitee *w, enum how how)
 	case TO_URING_WAIT:
 	case TO_URING_MIN_WAIT:
 	case TO_URING_MIN_WAIT_WOKEN:
+	case TO_URING_TIMEOUT_ABS:
+	case TO_URING_TIMEOUT_ABS_REALTIME:
+	case TO_URING_WAIT_ABS:
 		if (ring_setup(&w->ur) || pipe(w->pfd))
 			_exit(15);
 		break;
@@ -730,7 +840,8 @@ static void waitee_fini(struct waitee *w)
 
 /*
  * io_uring: a timeout of D_NS, alone or linked to a read of the empty
- * pipe, or a wait for a completion that does not come; or a wait for two
+ * pipe, or a wait for a completion that does not come (of D_NS or until
+ * @t0 + D_NS, on the clock of @how); or a wait for two
  * completions with min_wait_usec D_NS and a 1 s timeout when one is
  * posted: it returns with the one at D_NS. Or, woken, a wait for three
  * whose one, a read of the pipe, completes in task work that wakes the
@@ -740,20 +851,24 @@ static void waitee_fini(struct waitee *w)
  * -1: something else completed)
  */
 #define WAKE_NS		(60 * NSEC_PER_MSEC)
-static int uring_wait(struct waitee *w, enum how how)
+static int uring_wait(struct waitee *w, enum how how, const struct timespec *t0)
 {
 	static const struct __kernel_timespec rel = { 0, D_NS }, one_s = { 1, 0 };
+	struct timespec end = ts_add(*t0, D_NS);
+	struct __kernel_timespec abs = { end.tv_sec, end.tv_nsec };
+	int is_abs = how == TO_URING_TIMEOUT_ABS || how == TO_URING_TIMEOUT_ABS_REALTIME ||
+		     how == TO_URING_WAIT_ABS;
 	struct io_uring_getevents_arg ga = {
-		.sigmask_sz = _NSIG / 8, .ts = (uintptr_t)&rel,
+		.sigmask_sz = _NSIG / 8, .ts = (uintptr_t)(is_abs ? &abs : &rel),
 	};
 	int ret, n = 0, res[3] = { 1, 1, 1 };
 	struct io_uring_cqe cqe, cqes[2];
 	struct io_uring_sqe *sqe;
 	char buf[8];
 
-	if (how == TO_URING_WAIT) {
-		ret = enter(&w->ur, 0, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
-			    &ga, sizeof(ga));
+	if (how == TO_URING_WAIT || how == TO_URING_WAIT_ABS) {
+		ret = enter(&w->ur, 0, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG |
+			    (is_abs ? IORING_ENTER_ABS_TIMER : 0), &ga, sizeof(ga));
 		return ret == -ETIME ? 0 : ret < 0 ? -ret : -1;
 	}
 	if (how == TO_URING_MIN_WAIT || how == TO_URING_MIN_WAIT_WOKEN) {
@@ -803,7 +918,11 @@ static int uring_wait(struct waitee *w, enum how how)
 	}
 	sqe = get_sqe(&w->ur);
 	sqe->opcode = how == TO_URING_LINK_TIMEOUT ? IORING_OP_LINK_TIMEOUT : IORING_OP_TIMEOUT;
-	sqe->addr = (uintptr_t)&rel;
+	sqe->addr = (uintptr_t)(is_abs ? &abs : &rel);
+	if (is_abs)
+		sqe->timeout_flags = IORING_TIMEOUT_ABS |
+				     (how == TO_URING_TIMEOUT_ABS_REALTIME ?
+				      IORING_TIMEOUT_REALTIME : 0);
 	sqe->len = 1;
 	sqe->user_data = 2;
 	n++;
@@ -967,7 +1086,14 @@ static int timeout_wait(struct waitee *w, enum how how, const struct timespec *t
 		ret = send(w->sk[0], buf, sizeof(buf), 0);
 		return ret < 0 && errno == EAGAIN ? 0 : errno ?: -1;
 	case TO_TCP_RECV:
+	case TO_SCTP_RECV:
+	case TO_TIPC_RECV:
+	case TO_VSOCK_RECV:
 		ret = recv(w->sk[0], buf, sizeof(buf), 0);
+		return ret < 0 && errno == EAGAIN ? 0 : errno ?: -1;
+	case TO_NETLINK_SEND:
+		ret = sendto(w->sk[0], buf, sizeof(buf), 0, (struct sockaddr *)&nl_peer,
+			     sizeof(nl_peer));
 		return ret < 0 && errno == EAGAIN ? 0 : errno ?: -1;
 	case TO_TCP_ACCEPT:
 		ret = accept(w->sk[0], NULL, NULL);
@@ -983,7 +1109,10 @@ static int timeout_wait(struct waitee *w, enum how how, const struct timespec *t
 	case TO_URING_WAIT:
 	case TO_URING_MIN_WAIT:
 	case TO_URING_MIN_WAIT_WOKEN:
-		return uring_wait(w, how);
+	case TO_URING_TIMEOUT_ABS:
+	case TO_URING_TIMEOUT_ABS_REALTIME:
+	case TO_URING_WAIT_ABS:
+		return uring_wait(w, how, t0);
 	default:
 		return -1;
 	}
@@ -1065,6 +1194,13 @@ static struct result do_sleep_case(const struct change_case *c, int wfd,
 	case TO_URING_WAIT:
 	case TO_URING_MIN_WAIT:
 	case TO_URING_MIN_WAIT_WOKEN:
+	case TO_URING_TIMEOUT_ABS:
+	case TO_URING_TIMEOUT_ABS_REALTIME:
+	case TO_URING_WAIT_ABS:
+	case TO_SCTP_RECV:
+	case TO_TIPC_RECV:
+	case TO_VSOCK_RECV:
+	case TO_NETLINK_SEND:
 		ret = timeout_wait(&w, c->how, &t0);
 		break;
 	default:
@@ -1231,6 +1367,7 @@ static i64 early_allowed(const struct change_case *c)
 	switch (c->how) {
 	case TO_SO_RCVTIMEO: case TO_SO_SNDTIMEO: case TO_TCP_RECV: case TO_TCP_ACCEPT:
 	case TO_TCP_CONNECT: case TO_UNIX_LOWAT_WOKEN: case TO_UNIX_RECV_BUSY:
+	case TO_SCTP_RECV: case TO_TIPC_RECV: case TO_VSOCK_RECV: case TO_NETLINK_SEND:
 		return (i64)(tick_ns() / c->f1);
 	default:
 		return 0;

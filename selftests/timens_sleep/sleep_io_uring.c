@@ -4,7 +4,8 @@
  * liburing): IORING_OP_TIMEOUT relative and absolute (CLOCK_MONOTONIC,
  * IORING_TIMEOUT_REALTIME, IORING_TIMEOUT_BOOTTIME), IORING_OP_LINK_TIMEOUT
  * cancelling a read of an empty pipe, IORING_OP_TIMEOUT_REMOVE updating a
- * timeout of 1000 s to d (IORING_TIMEOUT_UPDATE, relative and absolute),
+ * timeout of 1000 s to d (IORING_TIMEOUT_UPDATE, relative and absolute, and
+ * absolute on a CLOCK_REALTIME timeout),
  * and io_uring_enter() waiting for a completion with a timeout
  * (IORING_ENTER_EXT_ARG).
  *
@@ -89,19 +90,24 @@ static void do_uring(struct ctx *c)
 		ret = enter(&r, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0);
 		break;
 	case U_UPDATE: {
-		/* a timeout of 1000 s, updated to d as @tflags say */
+		/*
+		 * a timeout of 1000 s on the clock of @tflags, updated to d,
+		 * absolute if @tflags say so (an update has no clock flags:
+		 * it is on the clock of the timeout it updates)
+		 */
 		static const struct __kernel_timespec far = { 1000, 0 };
 
 		sqe = get_sqe(&r);
 		sqe->opcode = IORING_OP_TIMEOUT;
 		sqe->addr = (uintptr_t)&far;
 		sqe->len = 1;
+		sqe->timeout_flags = tflags & IORING_TIMEOUT_CLOCK_MASK;
 		sqe->user_data = 1;
 		sqe = get_sqe(&r);
 		sqe->opcode = IORING_OP_TIMEOUT_REMOVE;
 		sqe->addr = 1;
 		sqe->addr2 = (uintptr_t)&kts;
-		sqe->timeout_flags = IORING_TIMEOUT_UPDATE | tflags;
+		sqe->timeout_flags = IORING_TIMEOUT_UPDATE | (tflags & IORING_TIMEOUT_ABS);
 		sqe->user_data = 2;
 		ret = enter(&r, 2, 2, IORING_ENTER_GETEVENTS, NULL, 0);
 		break;
@@ -236,6 +242,8 @@ static const struct tcase c10[] = {
 	TC("IORING_TIMEOUT_UPDATE of a 1000s timeout to 30ms", do_uring, D10, MONO, .arg = U_UPDATE),
 	TC("IORING_TIMEOUT_UPDATE of a 1000s timeout to IORING_TIMEOUT_ABS now+30ms", do_uring, D10,
 	   MONO, .arg = U_UPDATE | TFL(IORING_TIMEOUT_ABS)),
+	TC("IORING_TIMEOUT_UPDATE of a 1000s IORING_TIMEOUT_REALTIME timeout to IORING_TIMEOUT_ABS now+30ms",
+	   do_uring, D10, REAL, .arg = U_UPDATE | TFL(IORING_TIMEOUT_ABS | IORING_TIMEOUT_REALTIME)),
 	TC("io_uring_enter IORING_ENTER_EXT_ARG wait 30ms", do_uring, D10, MONO, .arg = U_ENTER_WAIT),
 	TC("io_uring_enter IORING_ENTER_ABS_TIMER CLOCK_MONOTONIC now+30ms", do_uring, D10, MONO,
 	   .arg = U_ENTER_ABS),
