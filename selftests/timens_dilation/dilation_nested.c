@@ -13,7 +13,9 @@
  * time namespace. Once dilated from outside and entered, its root must not
  * be able to change the factor; time namespaces it creates, before or
  * after the factor is written, compose with the parent's dilation, follow
- * its re-anchors and cannot be used to leave it.
+ * its re-anchors and cannot be used to leave it: its root can slow them
+ * further but not speed them up (a factor below 1 needs CAP_SYS_TIME in
+ * the initial user namespace).
  *
  * The test process stays on the host. A chain of children builds the
  * namespaces: X (unshare), then Y (forked into X's namespace, optionally
@@ -317,7 +319,7 @@ static void container_nested(void)
 
 	if (chain_start(&c, CONTAINER, 1, &r) || r.err || chain_next(&c, &r) || r.err ||
 	    dil_write(c.x, "10") || chain_next(&c, NULL)) {
-		fail_points(4, "container: nested setup failed");
+		fail_points(7, "container: nested setup failed");
 		chain_stop(&c);
 		return;
 	}
@@ -340,10 +342,37 @@ static void container_nested(void)
 	ok &= rate_ok(&c, OP_CG_VDSO, 10, 1, "nested at 1, parent at 10");
 	ok &= rate_ok(&c, OP_CG_SYS, 10, 1, "nested at 1, parent at 10");
 	ksft_test_result(ok, "writing 1 to it leaves it at the parent's TDF 10 (vDSO and syscall)\n");
+
+	/*
+	 * Nor can it be sped up from inside: 1/10 under TDF 10 would be host
+	 * time. Refused for the entered namespace and for one just created
+	 * (not entered); a factor above 1 is still the container's to set.
+	 */
+	ok = !srv_call(&c.s, OP_DIL_WRITE, 3, &rs);
+	ksft_print_msg("container root writing '1/10' to the nested namespace under TDF 10: %s\n",
+		       rs.err ? strerror(rs.err) : "accepted");
+	ok &= rs.err == EPERM && read_is(c.y, "1");
+	ok &= rate_ok(&c, OP_CG_VDSO, 10, 1, "nested after its container's '1/10'");
+	ksft_test_result(ok, "a container's root cannot speed up a nested namespace it has entered (EPERM, still TDF 10)\n");
+
+	ok = !srv_call(&c.s, OP_UNSHARE, 0, &rs) && !rs.err;
+	ok &= !srv_call(&c.s, OP_DIL_WRITE, 3, &rs);
+	ksft_print_msg("container root writing '1/10' to a namespace it just created, not entered: %s\n",
+		       rs.err ? strerror(rs.err) : "accepted");
+	ok &= rs.err == EPERM;
+	ok &= !srv_call(&c.s, OP_READ_DIL, 0, &rs) && !rs.err && !strcmp(rs.s, "1\n");
+	ok &= !srv_call(&c.s, OP_DIL_WRITE, 1, &rs) && !rs.err;
+	ok &= !srv_call(&c.s, OP_READ_DIL, 0, &rs) && !rs.err && !strcmp(rs.s, "2\n");
+	ksft_test_result(ok, "nor one it created and has not entered (EPERM; its factor 2 is accepted)\n");
+
+	/* The host can: CAP_SYS_TIME in the initial user namespace */
+	ok = !dil_write(c.y, "1/10") && read_is(c.y, "1/10");
+	ok &= rate_ok(&c, OP_CG_VDSO, 1, 1, "nested at 1/10 written by the host, parent at 10");
+	ksft_test_result(ok, "the host can set 1/10 under the parent's 10 (host rate)\n");
 	chain_stop(&c);
 }
 
-#define NPOINTS	8
+#define NPOINTS	11
 
 int main(void)
 {
