@@ -294,6 +294,36 @@ static const struct change_case cases[] = {
 	{ TO_TIPC_RECV,  "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
 	{ TO_VSOCK_RECV, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
 	{ TO_NETLINK_SEND, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	/*
+	 * The decrease, 10 -> 1/10, for the classes above that only had the
+	 * increase (each class both ways, issue 14); the woken cases and the
+	 * periodic timers that count no overruns keep the increase alone.
+	 */
+	{ REL_REALTIME, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ ABS_REALTIME, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ ABS_BOOTTIME, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TFD_ABS_REALTIME, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TMR_REL,      "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ ITR_REL,      "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_SELECT,    "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_EPOLL,     "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_SIGTIMEDWAIT, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_SEMTIMEDOP, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_MQ_ABS_REALTIME, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_FUTEX_REL, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_FUTEX_ABS_REALTIME, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_IO_GETEVENTS, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ ALARM_REL,    "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TMR_ALARM_REL, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_SO_SNDTIMEO, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_TCP_ACCEPT, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_TCP_CONNECT, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_UNIX_RECV_BUSY, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_URING_LINK_TIMEOUT, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_URING_TIMEOUT_ABS_REALTIME, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_TIPC_RECV, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_VSOCK_RECV, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_NETLINK_SEND, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
 };
 
 #define NCASES	((int)ARRAY_SIZE(cases))
