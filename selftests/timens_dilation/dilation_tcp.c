@@ -496,18 +496,9 @@ static void report(const struct meas *m, int tdf, const char *w)
 
 static void run(const char *factor, int tdf, struct meas *m)
 {
-	int rfd, wfd;
-	pid_t pid;
-
 	tx_delay_us = TX_DELAY_HOST_US / tdf;
-	pid = dil_fork_child(factor, child, &rfd, &wfd);
-	if (read_full(rfd, m, sizeof(*m))) {
-		memset(m, 0, sizeof(*m));
+	if (tcp_child_result(factor, child, m, sizeof(*m)))
 		snprintf(m->err, sizeof(m->err), "the child died");
-	}
-	close(rfd);
-	close(wfd);
-	waitpid(pid, NULL, 0);
 }
 
 int main(void)

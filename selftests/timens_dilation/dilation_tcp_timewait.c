@@ -263,20 +263,11 @@ out:
 
 static void run(const char *factor, i64 num, i64 den, int gone, struct meas *m)
 {
-	int rfd, wfd;
-	pid_t pid;
-
 	tdf_num = num;
 	tdf_den = den;
 	measure_gone = gone;
-	pid = dil_fork_child(factor, child, &rfd, &wfd);
-	if (read_full(rfd, m, sizeof(*m))) {
-		memset(m, 0, sizeof(*m));
+	if (tcp_child_result(factor, child, m, sizeof(*m)))
 		snprintf(m->err, sizeof(m->err), "the child died");
-	}
-	close(rfd);
-	close(wfd);
-	waitpid(pid, NULL, 0);
 }
 
 static double sec(i64 ns)

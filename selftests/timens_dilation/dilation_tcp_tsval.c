@@ -300,21 +300,13 @@ rcv_rtt:
 
 static void run(const char *factor, unsigned int delay_ms, struct meas *m)
 {
-	int rfd, wfd;
-	pid_t pid;
+	int k;
 
 	bulk_delay_ms = delay_ms;
-	pid = dil_fork_child(factor, child, &rfd, &wfd);
-	if (read_full(rfd, m, sizeof(*m))) {
-		int k;
-
-		memset(m, 0, sizeof(*m));
+	if (tcp_child_result(factor, child, m, sizeof(*m))) {
 		for (k = 0; k < NPARTS; k++)
 			snprintf(m->err[k], TU_ERR_LEN, "the child died");
 	}
-	close(rfd);
-	close(wfd);
-	waitpid(pid, NULL, 0);
 }
 
 int main(void)

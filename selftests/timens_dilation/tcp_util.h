@@ -208,6 +208,27 @@ static inline ssize_t pump_step(const struct pollfd *p, int c, int s, size_t wan
 	return n;
 }
 
+/*
+ * Fork @child into the namespace at @factor (dil_fork_child()), read its
+ * result, @len bytes, into @res and reap it: 0, or -1 with @res zeroed if
+ * the child died before sending it.
+ */
+static inline int tcp_child_result(const char *factor, void (*child)(int rfd, int wfd),
+				   void *res, size_t len)
+{
+	int rfd, wfd, ret = 0;
+	pid_t pid = dil_fork_child(factor, child, &rfd, &wfd);
+
+	if (read_full(rfd, res, len)) {
+		memset(res, 0, len);
+		ret = -1;
+	}
+	close(rfd);
+	close(wfd);
+	waitpid(pid, NULL, 0);
+	return ret;
+}
+
 /* The start of a TCP test's main(): the plan, and what it needs to run */
 static inline void tcp_test_start(int npoints)
 {
