@@ -135,22 +135,14 @@ static i64 proc_timer(int port, int state)
 	return ret;
 }
 
-static int local_port(int fd)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-
-	if (getsockname(fd, (struct sockaddr *)&a, &len))
-		return fail("getsockname");
-	return ntohs(a.sin_port);
-}
-
 /*
- * Wait until the socket is gone: *@seen, the clock before the last reading
+ * Wait until case @k's socket is gone: *@seen, the clock before the last reading
  * that saw it, and *@gone, after the first that did not, since @t0.
  */
-static int wait_gone(int port, int state, i64 t0, i64 *seen, i64 *gone)
+static int wait_gone(int k, int port, i64 t0, i64 *seen, i64 *gone)
 {
+	int state = case_state[k];
+
 	for (;;) {
 		i64 t = now_ns(), r = proc_timer(port, state);
 
@@ -164,8 +156,7 @@ static int wait_gone(int port, int state, i64 t0, i64 *seen, i64 *gone)
 		if (*seen > WAIT_CAP_NS) {
 			errno = ETIMEDOUT;
 			return fail("%s socket still there after %lld s of namespace time",
-				    state == 6 ? "TIME_WAIT" : "FIN_WAIT2",
-				    WAIT_CAP_NS / NSEC_PER_SEC);
+				    case_name[k], WAIT_CAP_NS / NSEC_PER_SEC);
 		}
 		sleep_ns(POLL_NS);
 	}
@@ -184,9 +175,9 @@ static int one_case(int k, int l, const struct sockaddr_in *a, struct meas *m, i
 
 	if (conn(l, a, &c, &s))
 		return -1;
-	*port = local_port(c);
+	*port = port_of(c, 0);
 	if (*port < 0)
-		return -1;
+		return fail("getsockname");
 	if (k == C_LINGER2) {
 		if (setsockopt(c, IPPROTO_TCP, TCP_LINGER2, &v, sizeof(v)) ||
 		    getsockopt(c, IPPROTO_TCP, TCP_LINGER2, &m->linger2, &len))
@@ -253,8 +244,10 @@ static void child(int rfd, int wfd)
 	}
 	tu_err = m.gone_err;
 	if (measure_gone &&
-	    !wait_gone(port[C_TIME_WAIT], 6, t0[C_TIME_WAIT], &m.seen_ns[0], &m.gone_ns[0]))
-		wait_gone(port[C_FIN_WAIT2], 5, t0[C_FIN_WAIT2], &m.seen_ns[1], &m.gone_ns[1]);
+	    !wait_gone(C_TIME_WAIT, port[C_TIME_WAIT], t0[C_TIME_WAIT], &m.seen_ns[0],
+		       &m.gone_ns[0]))
+		wait_gone(C_FIN_WAIT2, port[C_FIN_WAIT2], t0[C_FIN_WAIT2], &m.seen_ns[1],
+			  &m.gone_ns[1]);
 out:
 	if (write(wfd, &m, sizeof(m)) != sizeof(m))
 		_exit(1);

@@ -155,18 +155,6 @@ static inline const struct seg *sniff_find(const struct seg *segs, int n, int sp
 	return found;
 }
 
-/* The local (@peer 0) or remote port of @fd; -1 if unknown */
-static inline int port_of(int fd, int peer)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-
-	if (peer ? getpeername(fd, (struct sockaddr *)&a, &len) :
-		   getsockname(fd, (struct sockaddr *)&a, &len))
-		return -1;
-	return ntohs(a.sin_port);
-}
-
 static inline unsigned int ms_of(i64 ns)
 {
 	return (unsigned int)(ns / NSEC_PER_MSEC);

@@ -124,6 +124,18 @@ static inline int listener(struct sockaddr_in *a)
 	return l;
 }
 
+/* The local (@peer 0) or remote port of @fd; -1 if unknown */
+static inline int port_of(int fd, int peer)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+
+	if (peer ? getpeername(fd, (struct sockaddr *)&a, &len) :
+		   getsockname(fd, (struct sockaddr *)&a, &len))
+		return -1;
+	return ntohs(a.sin_port);
+}
+
 /* A connection to listener @l at @a: *c the client end, *s the accepted one */
 static inline int conn(int l, const struct sockaddr_in *a, int *c, int *s)
 {
