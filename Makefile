@@ -3,7 +3,7 @@
 #   make demo           set up the host, build, boot, show a TDF-10 time namespace
 #   make test           build everything, run all tests (host + one VM boot)
 #   make build          kernel (build/linux) + helpers + selftests
-#   make test-slow      the kernel's latency selftests at TDF 3 (selftests/slow.list)
+#   make test-slow      the kernel's latency selftests again at TDF 3 (selftests/slow.list)
 #   make test-debug     the series as a KASAN/lockdep/UBSAN kernel: every timens selftest
 #   make bench          the benchmarks: the vDSO natively, then bench/ in the VM
 #   make fidelity       the fidelity experiments, full runs, in the VM; report in
@@ -72,7 +72,7 @@ bench: build
 	$(ROOT)/bench/tcp-undilated/run
 
 # Checks too slow for `make test` (and so for CI's 90 minutes): the kernel's
-# latency selftests at TDF 3 (selftests/slow.list), and the debug kernel
+# latency selftests again at TDF 3 (selftests/slow.list), and the debug kernel
 # (KASAN, lockdep, UBSAN: tests/debug/debug-kernel.t; its first build takes
 # 20-40 min). Both print TAP and end with the usual summary line.
 test-slow: build

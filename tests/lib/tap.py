@@ -25,7 +25,8 @@ import sys
 
 RESULT = re.compile(r'^(not ok|ok)\b\s*(\d+)?\s*(?:-\s*)?(.*)$')
 PLAN = re.compile(r'^1\.\.(\d+)')
-DIRECTIVE = re.compile(r'\s+#\s*(SKIP|TODO)\b\s*(.*)$', re.I)
+# kselftest's skips have no description before the directive: "ok 3 # SKIP why"
+DIRECTIVE = re.compile(r'(?:^|\s+)#\s*(SKIP|TODO)\b\s*(.*)$', re.I)
 
 
 def classify(status, rest):
