@@ -15,7 +15,17 @@
  * The largest reading must come near the interval (a factor 2 off shows).
  * timerfd_gettime() goes through the same conversion, but reports 0 from
  * the timer's expiry until its hrtimer callback runs, a window of up to a
- * host tick in a VM, which hides the rounding: not checked here.
+ * host tick in a VM, which hides the rounding in that loop.
+ *
+ * Overdue timers: a timer armed at TDF 1 keeps its host expiry when the
+ * factor drops to 1/1000 (it ends then, late in namespace time, never
+ * early), so for most of the 2 s of host time it has left, its deadline
+ * in namespace time is already behind. It is still armed: timerfd_gettime()
+ * and timer_gettime() must report 1 ns, getitimer() 1 us, not 0 (what a
+ * time left computed from the passed deadline and clamped at 0 reports) and
+ * not the host time left in namespace units (about 2000 s). A one-shot SIGEV_NONE
+ * POSIX timer has nothing to deliver, so it expires on its deadline in
+ * namespace time and reports 0 from then on (as upstream, once expired).
  */
 #define _GNU_SOURCE
 #include <sys/timerfd.h>
@@ -79,6 +89,88 @@ static void child(int wfd)
 	_exit(0);
 }
 
+#define OVERDUE_ARM_NS	(2 * NS_S)	/* armed at TDF 1 */
+#define OVERDUE_WAIT_NS	(20 * NS_S)	/* at TDF 1/1000: 20 ms of host time */
+
+struct overdue {
+	i64 timerfd, posix, none, itimer;	/* time left; -errno if the call failed */
+	int timerfd_ready;		/* the timerfd read as expired already */
+};
+
+/*
+ * Arm the three timers, tell the parent, wait for its factor change, let the
+ * namespace pass the deadlines, read the time left.
+ */
+static void overdue_child(int wfd, int rfd)
+{
+	struct itimerspec its = { .it_value = ns_ts(OVERDUE_ARM_NS) }, cur;
+	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1 };
+	struct sigevent sev_none = { .sigev_notify = SIGEV_NONE };
+	struct itimerval itv = { .it_value = ns_tv(OVERDUE_ARM_NS) }, icur;
+	struct timespec wait = ns_ts(OVERDUE_WAIT_NS);
+	struct overdue o = { -EINVAL, -EINVAL, -EINVAL, -EINVAL, 0 };
+	u_int64_t ticks;
+	timer_t t, tn;
+	int fd;
+	char b;
+
+	block_sig(SIGALRM);
+	block_sig(SIGUSR1);
+	fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+	if (fd < 0 || timerfd_settime(fd, 0, &its, NULL) ||
+	    timer_create(CLOCK_MONOTONIC, &sev, &t) || timer_settime(t, 0, &its, NULL) ||
+	    timer_create(CLOCK_MONOTONIC, &sev_none, &tn) || timer_settime(tn, 0, &its, NULL) ||
+	    setitimer(ITIMER_REAL, &itv, NULL))
+		_exit(1);
+	if (write_full(wfd, "A", 1) || read_full(rfd, &b, 1))
+		_exit(1);
+	clock_nanosleep(CLOCK_MONOTONIC, 0, &wait, NULL);
+	o.timerfd = timerfd_gettime(fd, &cur) ? -errno : ts_ns(&cur.it_value);
+	o.posix = timer_gettime(t, &cur) ? -errno : ts_ns(&cur.it_value);
+	o.none = timer_gettime(tn, &cur) ? -errno : ts_ns(&cur.it_value);
+	o.itimer = getitimer(ITIMER_REAL, &icur) ? -errno : tv_ns(&icur.it_value);
+	o.timerfd_ready = read(fd, &ticks, sizeof(ticks)) == sizeof(ticks);
+	if (write_full(wfd, &o, sizeof(o)))
+		_exit(1);
+	_exit(0);
+}
+
+static void check_overdue(void)
+{
+	struct overdue o;
+	int to[2], from[2], err, ok;
+	pid_t pid;
+	char b;
+
+	if (set_tdf(&TDF_1) || pipe(to) || pipe(from))
+		ksft_exit_fail_msg("overdue timers: setup: %s\n", strerror(errno));
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+	if (!pid)
+		overdue_child(from[1], to[0]);
+	close(from[1]);
+	close(to[0]);
+	if (read_full(from[0], &b, 1))
+		ksft_exit_fail_msg("overdue timers: the child could not arm its timers\n");
+	err = dil_write(pid, TDF_MILLI.str);
+	if (err)
+		ksft_exit_fail_msg("writing %s to the child's timens_dilation: %s\n",
+				   TDF_MILLI.str, strerror(-err));
+	if (write_full(to[1], "C", 1) || read_full(from[0], &o, sizeof(o)))
+		ksft_exit_fail_msg("overdue timers: the child died\n");
+	waitpid(pid, NULL, 0);
+	ksft_print_msg("armed for %s at TDF 1, read %s of namespace time after the change to 1/1000: timerfd %lld ns%s, timer %lld ns, SIGEV_NONE timer %lld ns, itimer %lld ns\n",
+		       fmt_ns(OVERDUE_ARM_NS), fmt_ns(OVERDUE_WAIT_NS), o.timerfd,
+		       o.timerfd_ready ? " (expired already)" : "", o.posix, o.none, o.itimer);
+	ok = o.timerfd == 1 && !o.timerfd_ready;
+	ksft_test_result(ok, "timerfd_gettime of an overdue armed timer (TDF 1 -> 1/1000) reports 1 ns\n");
+	ksft_test_result(o.posix == 1, "timer_gettime of an overdue armed timer (TDF 1 -> 1/1000) reports 1 ns\n");
+	ksft_test_result(!o.none, "timer_gettime of a SIGEV_NONE timer past its deadline (TDF 1 -> 1/1000) reports 0\n");
+	ksft_test_result(o.itimer == NS_US, "getitimer of an overdue armed ITIMER_REAL (TDF 1 -> 1/1000) reports 1 us\n");
+}
+
 int main(void)
 {
 	static const char * const what[2] = {
@@ -89,7 +181,7 @@ int main(void)
 	int p[2], i, ok, err;
 	pid_t pid;
 
-	ts_init(2);
+	ts_init(6);
 	err = set_tdf(&TDF_1000);
 	if (err)
 		ksft_exit_fail_msg("writing 1000 to /proc/self/timens_dilation: %s\n", strerror(-err));
@@ -120,5 +212,6 @@ int main(void)
 		     k[i].max > (i ? NS_US - 1 : IV_NS * 3 / 4);
 		ksft_test_result(ok, "%s: an armed timer does not report 0 time left at TDF 1000\n", what[i]);
 	}
+	check_overdue();
 	ksft_finished();
 }
