@@ -19,11 +19,11 @@
  *
  * Overdue timers: a timer armed at TDF 1 keeps its host expiry when the
  * factor drops to 1/1000 (it ends then, late in namespace time, never
- * early), so for most of the 2 s of host time it has left, its deadline
+ * early), so for most of the 10 s of host time it has left, its deadline
  * in namespace time is already behind. It is still armed: timerfd_gettime()
  * and timer_gettime() must report 1 ns, getitimer() 1 us, not 0 (what a
  * time left computed from the passed deadline and clamped at 0 reports) and
- * not the host time left in namespace units (about 2000 s). A one-shot SIGEV_NONE
+ * not the host time left in namespace units (about 10^4 s). A one-shot SIGEV_NONE
  * POSIX timer has nothing to deliver, so it expires on its deadline in
  * namespace time and reports 0 from then on (as upstream, once expired).
  */
@@ -89,7 +89,7 @@ static void child(int wfd)
 	_exit(0);
 }
 
-#define OVERDUE_ARM_NS	(2 * NS_S)	/* armed at TDF 1 */
+#define OVERDUE_ARM_NS	(10 * NS_S)	/* armed at TDF 1 */
 #define OVERDUE_WAIT_NS	(20 * NS_S)	/* at TDF 1/1000: 20 ms of host time */
 
 struct overdue {
@@ -101,7 +101,7 @@ struct overdue {
  * Arm the three timers, tell the parent, wait for its factor change, let the
  * namespace pass the deadlines, read the time left.
  */
-static void overdue_child(int wfd, int rfd)
+static void overdue_child(int wfd, int rfd, int other_wfd, int other_rfd)
 {
 	struct itimerspec its = { .it_value = ns_ts(OVERDUE_ARM_NS) }, cur;
 	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1 };
@@ -114,6 +114,9 @@ static void overdue_child(int wfd, int rfd)
 	int fd;
 	char b;
 
+	/* the parent's ends: its exit must end our reads */
+	close(other_wfd);
+	close(other_rfd);
 	block_sig(SIGALRM);
 	block_sig(SIGUSR1);
 	fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
@@ -149,12 +152,12 @@ static void check_overdue(void)
 	if (pid < 0)
 		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
 	if (!pid)
-		overdue_child(from[1], to[0]);
+		overdue_child(from[1], to[0], to[1], from[0]);
 	close(from[1]);
 	close(to[0]);
 	if (read_full(from[0], &b, 1))
 		ksft_exit_fail_msg("overdue timers: the child could not arm its timers\n");
-	err = dil_write(pid, TDF_MILLI.str);
+	err = pretend ? 0 : dil_write(pid, TDF_MILLI.str);
 	if (err)
 		ksft_exit_fail_msg("writing %s to the child's timens_dilation: %s\n",
 				   TDF_MILLI.str, strerror(-err));
