@@ -27,6 +27,19 @@ def plan(short):
 
 
 MEDIAN_TOL, GOODPUT_TOL = 0.02, 0.10
+# The perceived link cannot send two full-size frames (1514 bytes) closer than
+# their serialization time, 1.211 ms at 10 Mbit/s: a gap under half of it is
+# netem releasing segments in a burst after its watchdog timer fired late.
+# Faithful runs here have 2-4% such gaps (short segments, a few catch-ups); a
+# stalled emulated machine gave 27% in one TDF-1 run, moving its median by
+# 2.5%: that run measured the machine, not the link, so it is measured again
+# (up to RUN_TRIES times); a flow that never gets paced fails its check.
+SERIALIZATION_MS = 1514 * 8 / (RATE_MBIT * 1e3)
+BURST_MAX, RUN_TRIES = 0.10, 3
+
+
+def burst_fraction(gaps_ms):
+    return float(np.mean(gaps_ms < SERIALIZATION_MS / 2)) if len(gaps_ms) else 1.0
 
 
 def criterion(short):
@@ -36,12 +49,14 @@ def criterion(short):
             "Kolmogorov-Smirnov distance D to TDF 1's distribution is at most 0.1 (the KS p-value is reported, "
             "not used: with hundreds of samples it rejects differences far below a timer tick)")
     return (f"at TDF {others}, with 0% and 1% loss, the median perceived inter-send time is within "
-            f"±{MEDIAN_TOL:.0%} of TDF 1's and the goodput within ±{GOODPUT_TOL:.0%}" + ("" if short else full))
+            f"±{MEDIAN_TOL:.0%} of TDF 1's and the goodput within ±{GOODPUT_TOL:.0%}, each flow paced by the link "
+            f"(at most {BURST_MAX:.0%} of its gaps under half a frame's serialization time; a run above that "
+            f"measured the emulated machine and is repeated, up to {RUN_TRIES} runs)" + ("" if short else full))
 
 
-def one_flow(ctx, tdf, loss, nbytes):
+def one_flow(ctx, tdf, loss, nbytes, attempt=0):
     """Perceived inter-send times (ms) and the perceived goodput (Mbit/s)."""
-    work = ctx.work / f"pt-{tdf}-{loss}"
+    work = ctx.work / (f"pt-{tdf}-{loss}" + (f"-again{attempt}" if attempt else ""))
     with Testbed(work) as tb:
         prof = write_profile(work / "link.toml", f"{RATE_MBIT} Mbit/s, {RTT_MS} ms RTT",
                              rate=f"{RATE_MBIT}mbit", delay=f"{RTT_MS * 500}us", limit=1000)
@@ -76,11 +91,21 @@ def run(ctx, res):
                   "TDFs": p["tdfs"], "loss": "0% and 1% (tc gact determ: every 100th packet)",
                   "flow": f"iperf3 -R, {p['bytes'] // 1024} KiB",
                   "TCP": "RTO floor x TDF (dilated-node --rto-min), receiver ACKs every segment (quickack)"}
-    gaps, good, rows, csv_rows = {}, {}, [], []
+    gaps, good, rows, csv_rows, rejected = {}, {}, [], [], []
     for loss in p["losses"]:
         for tdf in p["tdfs"]:
             ctx.log(f"   loss {loss}%, TDF {tdf}: {p['bytes'] // 1024} KiB flow")
-            g, goodput, npk = one_flow(ctx, tdf, loss, p["bytes"])
+            for attempt in range(RUN_TRIES):
+                g, goodput, npk = one_flow(ctx, tdf, loss, p["bytes"], attempt)
+                burst = burst_fraction(g)
+                if burst <= BURST_MAX:
+                    break
+                ctx.log(f"   -> {burst:.0%} of the gaps under half a frame's serialization time: "
+                        "the link released segments in bursts, measured again")
+                rejected.append(f"loss {loss}% TDF {tdf}: {burst:.0%}")
+            res.check(f"loss {loss}%, TDF {tdf}: the link paced the flow (gaps under "
+                      f"{fmt(SERIALIZATION_MS / 2)} ms)", f"{burst:.1%}", burst <= BURST_MAX,
+                      f"≤ {BURST_MAX:.0%}, {RUN_TRIES} runs")
             gaps[(loss, tdf)], good[(loss, tdf)] = g, goodput
             s, ref = stats.summary(g), stats.summary(gaps[(loss, 1)])
             D, pv = stats.ks(g, gaps[(loss, 1)]) if tdf != 1 else (float("nan"), float("nan"))
@@ -105,6 +130,9 @@ def run(ctx, res):
         res.note(f"TDF {b} vs TDF {a} (not in the criterion): " + "; ".join(
             f"loss {loss}%: mean {pct(stats.rel_diff(gaps[(loss, b)].mean(), gaps[(loss, a)].mean()))}, "
             f"KS D {fmt(stats.ks(gaps[(loss, b)], gaps[(loss, a)])[0])}" for loss in p["losses"]) + ".")
+    if rejected:
+        res.note("Runs measured again because the link released segments in bursts (share of gaps "
+                 f"under half a frame's serialization time, above {BURST_MAX:.0%}): " + "; ".join(rejected) + ".")
     long_gaps = {k: v[v > RTT_MS / 2] for k, v in gaps.items()}
     res.note("Gaps longer than half an RTT (the sender waiting for ACKs, mostly in slow start), ms perceived: "
              + "; ".join(f"loss {loss}% TDF {tdf}: " + ", ".join(fmt(x, 1) for x in v[:8])
