@@ -30,12 +30,13 @@ MEDIAN_TOL, GOODPUT_TOL = 0.02, 0.10
 # The perceived link cannot send two full-size frames (1514 bytes) closer than
 # their serialization time, 1.211 ms at 10 Mbit/s: a gap under half of it is
 # netem releasing segments in a burst after its watchdog timer fired late.
-# Faithful runs here have 2-4% such gaps (short segments, a few catch-ups); a
-# stalled emulated machine gave 27% in one TDF-1 run, moving its median by
-# 2.5%: that run measured the machine, not the link, so it is measured again
-# (up to RUN_TRIES times); a flow that never gets paced fails its check.
+# Faithful runs here had 2-4% such gaps at TDF 10 and 3-12% at TDF 1 (short
+# segments, catch-ups after the emulated machine's timer latency); a stalled
+# emulated machine gave 27% in one TDF-1 run, moving its median by 2.5%: that
+# run measured the machine, not the link, so it is measured again (up to
+# RUN_TRIES runs); a flow the link never paced fails its check.
 SERIALIZATION_MS = 1514 * 8 / (RATE_MBIT * 1e3)
-BURST_MAX, RUN_TRIES = 0.10, 3
+BURST_MAX, RUN_TRIES = 0.20, 3
 
 
 def burst_fraction(gaps_ms):
@@ -100,9 +101,14 @@ def run(ctx, res):
                 burst = burst_fraction(g)
                 if burst <= BURST_MAX:
                     break
+                last = attempt == RUN_TRIES - 1
+                then = f"not paced in {RUN_TRIES} runs" if last else "measured again"
                 ctx.log(f"   -> {burst:.0%} of the gaps under half a frame's serialization time: "
-                        "the link released segments in bursts, measured again")
-                rejected.append(f"loss {loss}% TDF {tdf}: {burst:.0%}")
+                        f"the link released segments in bursts, {then}")
+                if not last:
+                    med = fmt(stats.summary(g)["median"])
+                    rejected.append(f"loss {loss}% TDF {tdf}: {burst:.0%} (median {med} ms, "
+                                    f"goodput {fmt(goodput)} Mbit/s)")
             res.check(f"loss {loss}%, TDF {tdf}: the link paced the flow (gaps under "
                       f"{fmt(SERIALIZATION_MS / 2)} ms)", f"{burst:.1%}", burst <= BURST_MAX,
                       f"≤ {BURST_MAX:.0%}, {RUN_TRIES} runs")

@@ -69,7 +69,8 @@ def write(out, draw=True):
           _table(["what", "value"], [[k, v] for k, v in env.items()]),
           "\nEvery figure below is what the programs in the nodes perceive (their own clocks), "
           "unless a column says otherwise. Each experiment states its pass criterion first; "
-          "a failing criterion is reported as FAIL, not retried or hidden.\n",
+          "a failing criterion is reported as FAIL, not retried or hidden (a packet-timing flow the "
+          "link did not pace is measured again, and the report says so).\n",
           "## Summary\n",
           _table(["experiment", "verdict", "criterion"],
                  [[f"[{e['name']}](#{e['name']})", verdict(e), e["criterion"]] for e in exps])]
