@@ -51,7 +51,7 @@ static void count(struct counts *k, i64 v, i64 hi)
 		k->max = v;
 }
 
-static void child(int wfd)
+static void child(int rfd, int wfd)
 {
 	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
 	struct itimerspec its = { { 0, IV_NS }, { 0, IV_NS } }, cur;
@@ -60,8 +60,8 @@ static void child(int wfd)
 	sigset_t set;
 	timer_t t;
 	i64 t0;
-	int fd;
 
+	(void)rfd;
 	memset(k, 0, sizeof(k));
 	sigemptyset(&set);
 	sigaddset(&set, SIGALRM);
@@ -73,8 +73,6 @@ static void child(int wfd)
 				count(&k[0], ts_ns(&cur.it_value), IV_NS + 1);
 		timer_delete(t);
 	}
-	fd = -1;
-	(void)fd;
 	signal(SIGALRM, sig_noop);
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	if (!setitimer(ITIMER_REAL, &itv, NULL)) {
@@ -101,7 +99,7 @@ struct overdue {
  * Arm the three timers, tell the parent, wait for its factor change, let the
  * namespace pass the deadlines, read the time left.
  */
-static void overdue_child(int wfd, int rfd, int other_wfd, int other_rfd)
+static void overdue_child(int rfd, int wfd)
 {
 	struct itimerspec its = { .it_value = ns_ts(OVERDUE_ARM_NS) }, cur;
 	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1 };
@@ -114,9 +112,6 @@ static void overdue_child(int wfd, int rfd, int other_wfd, int other_rfd)
 	int fd;
 	char b;
 
-	/* the parent's ends: its exit must end our reads */
-	close(other_wfd);
-	close(other_rfd);
 	block_sig(SIGALRM);
 	block_sig(SIGUSR1);
 	fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
@@ -141,28 +136,22 @@ static void overdue_child(int wfd, int rfd, int other_wfd, int other_rfd)
 static void check_overdue(void)
 {
 	struct overdue o;
-	int to[2], from[2], err, ok;
+	int rfd, wfd, err, ok;
 	pid_t pid;
 	char b;
 
-	if (set_tdf(&TDF_1) || pipe(to) || pipe(from))
-		ksft_exit_fail_msg("overdue timers: setup: %s\n", strerror(errno));
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
-	if (!pid)
-		overdue_child(from[1], to[0], to[1], from[0]);
-	close(from[1]);
-	close(to[0]);
-	if (read_full(from[0], &b, 1))
+	/* fork_piped() closes the parent's ends in the child: a parent that fails ends its reads */
+	pid = dil_fork_child(pretend ? NULL : TDF_1.str, overdue_child, &rfd, &wfd);
+	if (read_full(rfd, &b, 1))
 		ksft_exit_fail_msg("overdue timers: the child could not arm its timers\n");
 	err = pretend ? 0 : dil_write(pid, TDF_MILLI.str);
 	if (err)
 		ksft_exit_fail_msg("writing %s to the child's timens_dilation: %s\n",
 				   TDF_MILLI.str, strerror(-err));
-	if (write_full(to[1], "C", 1) || read_full(from[0], &o, sizeof(o)))
+	if (write_full(wfd, "C", 1) || read_full(rfd, &o, sizeof(o)))
 		ksft_exit_fail_msg("overdue timers: the child died\n");
+	close(rfd);
+	close(wfd);
 	waitpid(pid, NULL, 0);
 	ksft_print_msg("armed for %s at TDF 1, read %s of namespace time after the change to 1/1000: timerfd %lld ns%s, timer %lld ns, SIGEV_NONE timer %lld ns, itimer %lld ns\n",
 		       fmt_ns(OVERDUE_ARM_NS), fmt_ns(OVERDUE_WAIT_NS), o.timerfd,
@@ -181,24 +170,15 @@ int main(void)
 		"getitimer ITIMER_REAL (1 us interval, SIGALRM caught)",
 	};
 	struct counts k[2];
-	int p[2], i, ok, err;
+	int rfd, wfd, i, ok;
 	pid_t pid;
 
 	ts_init(6);
-	err = set_tdf(&TDF_1000);
-	if (err)
-		ksft_exit_fail_msg("writing 1000 to /proc/self/timens_dilation: %s\n", strerror(-err));
-	if (pipe(p))
-		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
-	if (!pid)
-		child(p[1]);
-	close(p[1]);
-	if (read_full(p[0], k, sizeof(k)))
+	pid = dil_fork_child(pretend ? NULL : TDF_1000.str, child, &rfd, &wfd);
+	if (read_full(rfd, k, sizeof(k)))
 		ksft_exit_fail_msg("the child died\n");
+	close(rfd);
+	close(wfd);
 	waitpid(pid, NULL, 0);
 
 	for (i = 0; i < 2; i++) {
