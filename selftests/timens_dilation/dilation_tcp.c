@@ -74,8 +74,26 @@
  * The child makes its network namespace with unshare(CLONE_NEWNET), sets
  * net.ipv4.tcp_no_metrics_save there (no connection inherits another's
  * RTT or ssthresh) and runs /usr/sbin/tc (sch_netem).
+ *
+ * MPTCP (points 25-38): an MPTCP socket carries its traffic over TCP
+ * subflows, kernel sockets that run on the time of the MPTCP socket. At
+ * TDF 10 and in the root namespace, over IPPROTO_MPTCP sockets:
+ *  - a connection with a second subflow, which the client's path manager
+ *    adds from a workqueue (`ip mptcp endpoint add 127.0.0.2 dev lo
+ *    subflow`) and the server accepts with MP_JOIN: both ends MPTCP
+ *    (MPTCP_INFO: no fallback to TCP) with 2 subflows each, and after an
+ *    exchange every subflow's tcpi_rto (MPTCP_TCPINFO) at the RTO floor,
+ *    in [200000, 260000] us;
+ *  - with the endpoint removed, the retransmission and initial-RTO
+ *    measurements above, with the same bounds (TCP_INFO of an MPTCP
+ *    socket is its first subflow's).
+ * Before the subflows were tied to their MPTCP socket's time, 6 of the 7
+ * MPTCP points failed at TDF 10 (every subflow's tcpi_rto 20400 us, probe
+ * 21 ms, RTO 21 ms, backed-off 40-44 ms, SYN retransmitted after 101-102
+ * ms); only the first passed.
  */
 #define _GNU_SOURCE
+#include <linux/mptcp.h>
 #include "tcp_util.h"
 
 #define NRTX		3	/* retransmissions timed: probe, RTO, backed-off RTO */
@@ -89,10 +107,21 @@
 #define SYN_WAIT_MS	3000	/* expected: 1000 ms */
 #define TX_DELAY_HOST_US	200000	/* TCP_TX_DELAY: 200 ms of host time / TDF */
 #define NPOINTS_RUN	12
-#define NPOINTS		(2 * NPOINTS_RUN)
+#define NPOINTS_RTX	5	/* of a run's points, those of report_rtx() */
+#define NPOINTS_MPTCP	(2 + NPOINTS_RTX)
+#define MPTCP_SUBFLOWS	2	/* the first and one the path manager adds */
+#define NPOINTS		(2 * NPOINTS_RUN + 2 * NPOINTS_MPTCP)
+
+#ifndef SOL_MPTCP
+#define SOL_MPTCP	284
+#endif
 
 struct meas {
 	char err[TU_ERR_LEN];	/* a setup failure, "" if none */
+	/* MPTCP runs: MPTCP_INFO's flags, subflows and their tcpi_rto (us), client and server end */
+	unsigned int mptcp_flags[2];
+	int nsubflows[2];
+	unsigned int sf_rto[2][MPTCP_SUBFLOWS];
 	/* retransmissions: namespace ns after the write when each was seen */
 	int nrtx;
 	i64 rtx[NRTX];
@@ -188,7 +217,7 @@ static int measure_syn(const struct sockaddr_in *a)
 	M->syn = -1;
 	if (tc("add dev lo root netem loss 100%"))
 		return -1;
-	c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, tu_proto);
 	if (c < 0) {
 		fail("socket");
 		goto out;
@@ -321,6 +350,94 @@ out:
 	return lo_qdisc_done(ret, c, s);
 }
 
+/*
+ * TCP_INFO of the first @n subflows of MPTCP socket @fd (MPTCP_TCPINFO);
+ * returns how many subflows it has
+ */
+static int subflow_info(int fd, struct tcp_info *ti, int n)
+{
+	struct {
+		struct mptcp_subflow_data d;
+		struct tcp_info ti[MPTCP_SUBFLOWS];
+	} req;
+	socklen_t len = sizeof(req);
+
+	memset(&req, 0, sizeof(req));
+	req.d.size_subflow_data = sizeof(req.d);
+	req.d.size_user = sizeof(req.ti[0]);
+	if (getsockopt(fd, SOL_MPTCP, MPTCP_TCPINFO, &req, &len))
+		return fail("MPTCP_TCPINFO");
+	memcpy(ti, req.ti, n * sizeof(*ti));
+	return req.d.num_subflows;
+}
+
+/* The number of subflows MPTCP socket @fd has added to its first, -1 on a failure */
+static int subflows_added(int fd, struct mptcp_info *mi)
+{
+	socklen_t len = sizeof(*mi);
+
+	memset(mi, 0, sizeof(*mi));
+	if (getsockopt(fd, SOL_MPTCP, MPTCP_INFO, mi, &len))
+		return fail("MPTCP_INFO");
+	return mi->mptcpi_subflows;
+}
+
+/*
+ * A connection with a second subflow, which the client's path manager adds
+ * from a workqueue (an endpoint 127.0.0.2, "subflow") and the server
+ * accepts with MP_JOIN: MPTCP_INFO's flags of both ends and the RTO of
+ * every subflow after an exchange.
+ */
+static int measure_mptcp(int l, const struct sockaddr_in *a)
+{
+	struct tcp_info ti[MPTCP_SUBFLOWS] = { { 0 } };
+	struct mptcp_info mi;
+	int c = -1, s = -1, k, j, n, nc, ns, ret = -1;
+	i64 t0;
+
+	if (run_cmd(IP " mptcp limits set subflows 1 add_addr_accepted 0") ||
+	    run_cmd(IP " mptcp endpoint add 127.0.0.2 dev lo subflow"))
+		return -1;
+	/* the path manager adds the subflow once the first exchange completes the handshake */
+	if (conn(l, a, &c, &s) || exchange(c, s, NULL))
+		goto out;
+	/* wait for the second subflow at both ends; then an exchange gives RTT samples */
+	for (t0 = now_ns();; sleep_ns(POLL_NS)) {
+		nc = subflows_added(c, &mi);
+		ns = subflows_added(s, &mi);
+		if (nc < 0 || ns < 0)
+			goto out;
+		if (nc >= 1 && ns >= 1)
+			break;
+		if (now_ns() - t0 > DACK_WAIT_MS * NSEC_PER_MSEC) {
+			errno = ETIMEDOUT;
+			fail("no second subflow in %d ms", DACK_WAIT_MS);
+			goto out;
+		}
+	}
+	if (exchange(c, s, NULL))
+		goto out;
+	for (k = 0; k < 2; k++) {
+		if (subflows_added(k ? s : c, &mi) < 0)
+			goto out;
+		M->mptcp_flags[k] = mi.mptcpi_flags;
+		n = subflow_info(k ? s : c, ti, MPTCP_SUBFLOWS);
+		if (n < 0)
+			goto out;
+		M->nsubflows[k] = n;
+		for (j = 0; j < n && j < MPTCP_SUBFLOWS; j++)
+			M->sf_rto[k][j] = ti[j].tcpi_rto;
+	}
+	ret = 0;
+out:
+	drop(c);
+	drop(s);
+	/* the next measurements time the first subflow alone */
+	if (run_cmd(IP " mptcp endpoint flush"))
+		ret = -1;
+	return ret;
+}
+
 static void child(int rfd, int wfd)
 {
 	struct sockaddr_in a;
@@ -333,6 +450,12 @@ static void child(int rfd, int wfd)
 	if (netns_setup())
 		goto out;
 	l = listener(&a);
+	if (tu_proto == IPPROTO_MPTCP) {
+		/* the retransmissions and the initial RTO of the subflows */
+		if (l >= 0 && !measure_mptcp(l, &a) && !measure_rtx(l, &a))
+			measure_syn(&a);
+		goto out;
+	}
 	if (l < 0 || measure_rtx(l, &a) || measure_syn(&a))
 		goto out;
 	for (k = 0; k < NDACK; k++)
@@ -383,22 +506,12 @@ static int txd_ok(double v, double d)
 	return v >= d * 0.95 && v <= d * 1.25;
 }
 
-static void report(const struct meas *m, int tdf, const char *w)
+/* The retransmissions and the initial RTO: NPOINTS_RTX points */
+static void report_rtx(const struct meas *m, const char *w)
 {
-	double tick_ms = 4.0 / tdf;	/* HZ=250: the host tick in this namespace's time */
-	double rt_want = 2.0 * NETEM_DELAY_MS * 1000 / tdf, med, rtmin, p_want, d_want;
-	const struct tcp_info *ti = &m->ti, *tl = &m->tidle;
-	i64 d[NDACK], r[NRT], gap[NRTX];
-	unsigned int txd_us;
-	int k, ok, ratio;
+	i64 gap[NRTX];
+	int k;
 
-	if (m->err[0]) {
-		ksft_print_msg("%s: %s\n", w, m->err);
-		fail_points(NPOINTS_RUN, "setup failed");
-		return;
-	}
-
-	/* retransmissions */
 	for (k = 0; k < NRTX; k++) {
 		gap[k] = k < m->nrtx ? m->rtx[k] - (k ? m->rtx[k - 1] : 0) : -1;
 		if (k < m->nrtx)
@@ -424,6 +537,23 @@ static void report(const struct meas *m, int tdf, const char *w)
 			 m->synrto >= 950000 && m->synrto <= 1050000,
 			 "%s: SYN retransmitted %.1f ms after connect(), in [900, 1200]; tcpi_rto %u us in [950000, 1050000] (initial RTO 1 s)\n",
 			 w, ms(m->syn), m->synrto);
+}
+
+static void report(const struct meas *m, int tdf, const char *w)
+{
+	double tick_ms = 4.0 / tdf;	/* HZ=250: the host tick in this namespace's time */
+	double rt_want = 2.0 * NETEM_DELAY_MS * 1000 / tdf, med, rtmin, p_want, d_want;
+	const struct tcp_info *ti = &m->ti, *tl = &m->tidle;
+	i64 d[NDACK], r[NRT];
+	unsigned int txd_us;
+	int k, ok, ratio;
+
+	if (m->err[0]) {
+		ksft_print_msg("%s: %s\n", w, m->err);
+		fail_points(NPOINTS_RUN, "setup failed");
+		return;
+	}
+	report_rtx(m, w);
 
 	/* delayed ACKs */
 	memcpy(d, m->dack, sizeof(d));
@@ -494,6 +624,34 @@ static void report(const struct meas *m, int tdf, const char *w)
 			 w, txd_us, m->txd_rtt, med);
 }
 
+/* An MPTCP run: NPOINTS_MPTCP points */
+static void report_mptcp(const struct meas *m, const char *w)
+{
+	unsigned int fb = MPTCP_INFO_FLAG_FALLBACK;
+	int k, j, ok = 1;
+
+	if (m->err[0]) {
+		ksft_print_msg("%s: %s\n", w, m->err);
+		fail_points(NPOINTS_MPTCP, "setup failed");
+		return;
+	}
+	ksft_test_result(!(m->mptcp_flags[0] & fb) && !(m->mptcp_flags[1] & fb) &&
+			 m->nsubflows[0] == MPTCP_SUBFLOWS && m->nsubflows[1] == MPTCP_SUBFLOWS,
+			 "%s: both ends MPTCP, no fallback to TCP (MPTCP_INFO flags %#x, %#x), %d and %d subflows (want %d)\n",
+			 w, m->mptcp_flags[0], m->mptcp_flags[1], m->nsubflows[0], m->nsubflows[1],
+			 MPTCP_SUBFLOWS);
+	for (k = 0; k < 2; k++)
+		for (j = 0; j < m->nsubflows[k] && j < MPTCP_SUBFLOWS; j++) {
+			ksft_print_msg("%s: %s subflow %d: tcpi_rto %u us\n", w,
+				       k ? "server" : "client", j + 1, m->sf_rto[k][j]);
+			ok &= m->sf_rto[k][j] >= 200000 && m->sf_rto[k][j] <= 260000;
+		}
+	ksft_test_result(ok && m->nsubflows[0] && m->nsubflows[1],
+			 "%s: tcpi_rto of every subflow of both ends in [200000, 260000] us (RTO floor 200 ms)\n",
+			 w);
+	report_rtx(m, w);
+}
+
 static void run(const char *factor, int tdf, struct meas *m)
 {
 	tx_delay_us = TX_DELAY_HOST_US / tdf;
@@ -503,24 +661,31 @@ static void run(const char *factor, int tdf, struct meas *m)
 
 int main(void)
 {
-	static struct meas dil, host;
+	static struct meas dil, host, mp_dil, mp_host;
 	i64 t0;
 
 	tcp_test_start(NPOINTS);
 
-	/* the control first, in the root time namespace */
+	/* the controls first, in the root time namespace: TCP, then MPTCP */
 	t0 = host_ns(CLOCK_MONOTONIC);
 	run(NULL, 1, &host);
+	tu_proto = IPPROTO_MPTCP;
+	run(NULL, 1, &mp_host);
 	ksft_print_msg("root namespace: measured in %.1f s\n",
 		       ms(host_ns(CLOCK_MONOTONIC) - t0) / 1000);
 	unshare_timens_or_skip();
 	t0 = host_ns(CLOCK_MONOTONIC);
+	tu_proto = 0;
 	run("10", 10, &dil);
+	tu_proto = IPPROTO_MPTCP;
+	run("10", 10, &mp_dil);
 	ksft_print_msg("TDF 10: measured in %.1f s of host time\n",
 		       ms(host_ns(CLOCK_MONOTONIC) - t0) / 1000);
 
 	report(&dil, 10, "TDF 10");
 	report(&host, 1, "root namespace");
+	report_mptcp(&mp_dil, "MPTCP, TDF 10");
+	report_mptcp(&mp_host, "MPTCP, root namespace");
 	ksft_finished();
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * TCP over loopback in a network namespace of the test's own, for the
- * selftests that measure TCP in namespace time (dilation_tcp,
+ * TCP (or MPTCP) over loopback in a network namespace of the test's own,
+ * for the selftests that measure TCP in namespace time (dilation_tcp,
  * dilation_tcp_tsval). A child reports its first setup failure in the
  * buffer tu_err points to, which it sends to the parent with its results.
  */
@@ -21,6 +21,8 @@
 #define TU_ERR_LEN	200
 
 static char *tu_err;	/* TU_ERR_LEN bytes, "" until the first failure */
+/* The protocol of the stream sockets the tests open: 0 (TCP) or IPPROTO_MPTCP */
+static int tu_proto;
 
 /* This namespace's CLOCK_MONOTONIC, ns */
 static inline i64 now_ns(void)
@@ -117,7 +119,7 @@ static inline int listener(struct sockaddr_in *a)
 	memset(a, 0, sizeof(*a));
 	a->sin_family = AF_INET;
 	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	l = socket(AF_INET, SOCK_STREAM, 0);
+	l = socket(AF_INET, SOCK_STREAM, tu_proto);
 	if (l < 0 || bind(l, (struct sockaddr *)a, sizeof(*a)) || listen(l, 8) ||
 	    getsockname(l, (struct sockaddr *)a, &len))
 		return fail("listening socket");
@@ -142,7 +144,7 @@ static inline int conn(int l, const struct sockaddr_in *a, int *c, int *s)
 	int one = 1;
 
 	*s = -1;
-	*c = socket(AF_INET, SOCK_STREAM, 0);
+	*c = socket(AF_INET, SOCK_STREAM, tu_proto);
 	if (*c < 0 || connect(*c, (const struct sockaddr *)a, sizeof(*a)))
 		return fail("connect");
 	*s = accept(l, NULL, NULL);
