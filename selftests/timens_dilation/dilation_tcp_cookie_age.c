@@ -6,7 +6,7 @@
  * namespace counts those minutes on its namespace's clock (that of its
  * timestamp option: CLOCK_MONOTONIC less the monotonic offset, 0 here).
  * Before the kernel did so, they were host minutes: at TDF 1/100 a cookie
- * lived 2-3 hours of the namespace's time.
+ * lived 100-200 minutes of the namespace's time.
  *
  * Each child has a network namespace of its own (lo up) with
  * net.ipv4.tcp_syncookies=2 (every SYN is answered with a cookie) and
@@ -19,17 +19,22 @@
  * For IPv4 and IPv6:
  *  root namespace: the ACK 1.35 s after the SYN is accepted (the control).
  *  TDF 1/100 (the namespace's clock runs 100 times as fast as the host's):
- *   the SYN is sent and its SYN-ACK read within 15 s of the start of a
- *   minute M of the namespace's clock, so the cookie is of minute M.
- *   A. The ACK at M + 100 s (1 s of host time later) is accepted.
- *   B. The ACK at M + 135 s is rejected. Another SYN at M + 100 s renews the
- *      listener's overflow window, so that the cookie's age alone rejects
- *      it.
- * A kernel that ages cookies in host minutes accepts B (1.35 s old); one
- * whose cookie clock runs at twice the namespace's rate rejects A (200 s
- * old), at half its rate accepts B (67.5 s old). A run whose SYN-ACK or
- * ACK misses its window (a stall of the emulator) is repeated, up to
- * TRIES times.
+ *   the start M of a minute of the listener's cookie clock is found from
+ *   the cookies themselves: SYNs from one port with one sequence number,
+ *   2 s apart, get the same cookie until the minute changes, which
+ *   brackets M in (lo, hi] of the namespace's time (the kernel's choice of
+ *   the minutes' phase does not matter). A SYN from another port then
+ *   gets a cookie of that minute (its SYN-ACK within 15 s after lo).
+ *   A. The ACK at lo + 100 s, less than 100 s after M, is accepted.
+ *   B. The ACK at hi + 135 s, at least 135 s after M, is rejected. Another
+ *      SYN at hi + 100 s renews the listener's overflow window, so that
+ *      the cookie's age alone rejects it.
+ * A kernel that ages cookies in host minutes shows no new minute within
+ * 150 s of the namespace's time (1.5 s of host time); one whose cookie
+ * clock runs at twice the namespace's rate rejects A (at least 170 s
+ * old on that clock: the bracket is at most 15 s), at half its rate
+ * accepts B (at most 75 s old). A run whose SYN-ACK or ACK misses its
+ * window (a stall of the emulator) is repeated, up to TRIES times.
  */
 #define _GNU_SOURCE
 #include <netinet/ip.h>
@@ -38,8 +43,9 @@
 
 #define NFAM		2		/* IPv4, IPv6 */
 #define NPOINTS		(NFAM * 3)
-#define MINUTE_NS	(60 * NSEC_PER_SEC)
-#define SYN_WIN_NS	(15 * NSEC_PER_SEC)	/* SYN..SYN-ACK after the minute */
+#define PROBE_NS	(2 * NSEC_PER_SEC)	/* between SYNs that watch the minute */
+#define PROBE_MAX_NS	(150 * NSEC_PER_SEC)	/* a minute changes sooner than this */
+#define SYN_WIN_NS	(15 * NSEC_PER_SEC)	/* the minute's bracket..SYN-ACK */
 #define ACK_OK_NS	(100 * NSEC_PER_SEC)	/* point A's ACK after the minute */
 #define ACK_LATE_NS	(115 * NSEC_PER_SEC)	/* A: sent later is no measurement */
 #define ACK_OLD_NS	(135 * NSEC_PER_SEC)	/* point B's ACK after the minute */
@@ -54,9 +60,11 @@ enum { RES_NONE, RES_ACCEPTED, RES_REJECTED };
 struct point {
 	int res;		/* RES_* */
 	int tries;		/* runs it took */
+	int no_minute;		/* the cookie's minute did not change (TDF 1/100) */
 	int rst;		/* the listener reset the ACK */
 	long long recv, failed;	/* SyncookiesRecv, SyncookiesFailed increases */
-	i64 syn, synack, ack;	/* after the minute (TDF 1/100) or the SYN, ns */
+	i64 win;		/* the bracket of the minute's start (TDF 1/100) */
+	i64 syn, synack, ack;	/* after the bracket's start (TDF 1/100) or the SYN, ns */
 };
 
 struct meas {
@@ -289,32 +297,75 @@ static int measure_root(struct fam *f, struct point *p)
 	return 0;
 }
 
-/* Point A (@old 0) or B (@old 1) at TDF 1/100, aligned to a minute of the namespace's clock */
+/*
+ * Wait for the next minute of the listener's cookie clock, seen as the
+ * cookie itself: SYNs from one port with one sequence number, one every
+ * PROBE_NS, get the same cookie until its minute changes. *@lo and *@hi
+ * (the namespace's time) bracket the change: the send of the last probe
+ * before it and the SYN-ACK that showed it. 1 if it did not come within
+ * PROBE_MAX_NS.
+ */
+static int next_cookie_minute(struct fam *f, i64 *lo, i64 *hi)
+{
+	int port = next_port++;
+	uint32_t first, c;
+	i64 t0 = now_ns(), sent;
+
+	*lo = t0;
+	if (handshake_start(f, port, &first))
+		return -1;
+	do {
+		sleep_ns(PROBE_NS);
+		sent = now_ns();
+		if (handshake_start(f, port, &c))
+			return -1;
+		if (c != first) {
+			*hi = now_ns();
+			return 0;
+		}
+		*lo = sent;
+	} while (sent - t0 < PROBE_MAX_NS);
+	return 1;
+}
+
+/*
+ * Point A (@old 0) or B (@old 1) at TDF 1/100: a cookie of the minute that
+ * began at M, in (lo, hi], acknowledged at lo + ACK_OK_NS (less than that
+ * after M) or hi + ACK_OLD_NS (at least that after M). Times are kept
+ * from lo.
+ */
 static int measure_dilated(struct fam *f, int old, struct point *p)
 {
 	uint32_t cookie, c2;
-	i64 m;
+	i64 lo, hi;
+	int r;
 
 	for (p->tries = 1; p->tries <= TRIES; p->tries++) {
 		int port = next_port++;
 
-		m = (now_ns() / MINUTE_NS + 1) * MINUTE_NS;
-		sleep_until(m);
-		p->syn = now_ns() - m;
+		r = next_cookie_minute(f, &lo, &hi);
+		if (r < 0)
+			return -1;
+		if (r) {
+			p->no_minute = 1;
+			return 0;
+		}
+		p->win = hi - lo;
+		p->syn = now_ns() - lo;
 		if (handshake_start(f, port, &cookie))
 			return -1;
-		p->synack = now_ns() - m;
+		p->synack = now_ns() - lo;
 		if (p->synack > SYN_WIN_NS)
-			continue;	/* the cookie may be of the next minute */
+			continue;	/* a stall: the bracket says too little */
 		if (old) {
 			/* renew the overflow window: this cookie alone is too old */
-			sleep_until(m + ACK_OK_NS);
+			sleep_until(hi + ACK_OK_NS);
 			if (handshake_start(f, next_port++, &c2))
 				return -1;
 		}
-		if (handshake_end(f, port, cookie, m + (old ? ACK_OLD_NS : ACK_OK_NS), p))
+		if (handshake_end(f, port, cookie, old ? hi + ACK_OLD_NS : lo + ACK_OK_NS, p))
 			return -1;
-		p->ack -= m;
+		p->ack -= lo;
 		if (old || p->ack <= ACK_LATE_NS)
 			return 0;
 	}
@@ -388,6 +439,14 @@ static const char *const fam_name[NFAM] = { "IPv4", "IPv6" };
 
 static int show(const char *w, int k, const char *what, const struct point *p, int want)
 {
+	if (p->no_minute) {
+		ksft_print_msg("%s %s %s: the cookie's minute did not change in %lld s of the namespace's time\n",
+			       w, fam_name[k], what, PROBE_MAX_NS / NSEC_PER_SEC);
+		return 0;
+	}
+	if (p->win)
+		ksft_print_msg("%s %s %s: the cookie's minute changed within %.2f s\n",
+			       w, fam_name[k], what, (double)p->win / NSEC_PER_SEC);
 	ksft_print_msg("%s %s %s: SYN at %.2f s, SYN-ACK at %.2f s, ACK at %.2f s (run %d): %s%s; SyncookiesRecv +%lld, SyncookiesFailed +%lld\n",
 		       w, fam_name[k], what, (double)p->syn / NSEC_PER_SEC,
 		       (double)p->synack / NSEC_PER_SEC, (double)p->ack / NSEC_PER_SEC, p->tries,
@@ -427,13 +486,13 @@ static void report_dilated(const struct meas *m)
 			fail_points(2, "setup failed");
 			continue;
 		}
-		ok = show(w, k, "A (times after the minute)", &m->p[k][0], RES_ACCEPTED) &&
+		ok = show(w, k, "A (times after the bracket's start)", &m->p[k][0], RES_ACCEPTED) &&
 		     m->p[k][0].synack <= SYN_WIN_NS && m->p[k][0].ack <= ACK_LATE_NS;
-		ksft_test_result(ok, "%s %s: a SYN cookie of minute M acknowledged at M + %lld s is accepted\n",
+		ksft_test_result(ok, "%s %s: a SYN cookie of minute M acknowledged before M + %lld s is accepted\n",
 				 w, fam_name[k], ACK_OK_NS / NSEC_PER_SEC);
-		ok = show(w, k, "B (times after the minute)", &m->p[k][1], RES_REJECTED) &&
+		ok = show(w, k, "B (times after the bracket's start)", &m->p[k][1], RES_REJECTED) &&
 		     m->p[k][1].synack <= SYN_WIN_NS;
-		ksft_test_result(ok, "%s %s: a SYN cookie of minute M acknowledged at M + %lld s is rejected as too old\n",
+		ksft_test_result(ok, "%s %s: a SYN cookie of minute M acknowledged after M + %lld s is rejected as too old\n",
 				 w, fam_name[k], ACK_OLD_NS / NSEC_PER_SEC);
 	}
 }
