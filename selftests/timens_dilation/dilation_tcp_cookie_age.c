@@ -46,9 +46,9 @@
 #define PROBE_NS	(2 * NSEC_PER_SEC)	/* between SYNs that watch the minute */
 #define PROBE_MAX_NS	(150 * NSEC_PER_SEC)	/* a minute changes sooner than this */
 #define SYN_WIN_NS	(15 * NSEC_PER_SEC)	/* the minute's bracket..SYN-ACK */
-#define ACK_OK_NS	(100 * NSEC_PER_SEC)	/* point A's ACK after the minute */
+#define ACK_OK_NS	(100 * NSEC_PER_SEC)	/* point A's ACK after the bracket's start */
 #define ACK_LATE_NS	(115 * NSEC_PER_SEC)	/* A: sent later is no measurement */
-#define ACK_OLD_NS	(135 * NSEC_PER_SEC)	/* point B's ACK after the minute */
+#define ACK_OLD_NS	(135 * NSEC_PER_SEC)	/* point B's ACK after the bracket's end */
 #define ROOT_AGE_NS	(1350 * NSEC_PER_MSEC)	/* the control's ACK after its SYN */
 #define WAIT_HOST_MS	1000		/* for a segment or a connection, host ms */
 #define TRIES		3
