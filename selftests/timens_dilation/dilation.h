@@ -99,6 +99,15 @@ static inline void sleep_ns(i64 ns)
 		;
 }
 
+/* Sleep until this namespace's CLOCK_MONOTONIC reads @t (at once if it has). */
+static inline void sleep_until(i64 t)
+{
+	struct timespec ts = { t / NSEC_PER_SEC, t % NSEC_PER_SEC };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
 /* Sleep until the host's CLOCK_MONOTONIC reads @t (at once if it has). */
 static inline void sleep_host_until(i64 t)
 {

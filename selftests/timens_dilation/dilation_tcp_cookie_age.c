@@ -96,36 +96,6 @@ static int ns_ms(int host_ms)
 	return host_ms / tdf > 1 ? (int)(host_ms / tdf) : 1;
 }
 
-static void sleep_until(i64 t)
-{
-	struct timespec ts = { t / NSEC_PER_SEC, t % NSEC_PER_SEC };
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
-
-/* TcpExt @name of /proc/net/netstat (this network namespace), -1 if absent */
-static long long tcpext(const char *name)
-{
-	char names[4096], vals[4096], *n, *v, *sn, *sv;
-	long long ret = -1;
-	FILE *f = fopen("/proc/net/netstat", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(names, sizeof(names), f) && fgets(vals, sizeof(vals), f)) {
-		if (strncmp(names, "TcpExt:", 7))
-			continue;
-		n = strtok_r(names + 7, " \n", &sn);
-		v = strtok_r(vals + 7, " \n", &sv);
-		for (; n && v; n = strtok_r(NULL, " \n", &sn), v = strtok_r(NULL, " \n", &sv))
-			if (!strcmp(n, name))
-				ret = atoll(v);
-	}
-	fclose(f);
-	return ret;
-}
-
 static unsigned short csum_fold(uint32_t sum)
 {
 	while (sum >> 16)
@@ -251,7 +221,8 @@ static int handshake_start(struct fam *f, int port, uint32_t *cookie)
 static int handshake_end(struct fam *f, int port, uint32_t cookie, i64 at, struct point *p)
 {
 	struct pollfd pfd = { .fd = f->l, .events = POLLIN };
-	long long recv0 = tcpext("SyncookiesRecv"), failed0 = tcpext("SyncookiesFailed");
+	long long recv0 = netstat_counter("TcpExt", "SyncookiesRecv");
+	long long failed0 = netstat_counter("TcpExt", "SyncookiesFailed");
 	uint32_t seq;
 	int s, r;
 
@@ -274,8 +245,8 @@ static int handshake_end(struct fam *f, int port, uint32_t cookie, i64 at, struc
 		p->res = RES_REJECTED;
 		p->rst = !recv_seg(f, port, 0x04 /* RST */, &seq);
 	}
-	p->recv = tcpext("SyncookiesRecv") - recv0;
-	p->failed = tcpext("SyncookiesFailed") - failed0;
+	p->recv = netstat_counter("TcpExt", "SyncookiesRecv") - recv0;
+	p->failed = netstat_counter("TcpExt", "SyncookiesFailed") - failed0;
 	return 0;
 }
 

@@ -79,31 +79,6 @@ static struct run_meas *M;
 static i64 settle_ns;	/* SETTLE_HOST_MS in the namespace's time after the change */
 static int tx_delay_us;	/* the run's TCP_TX_DELAY */
 
-/* A counter of /proc/net/netstat (this network namespace): -1 if not found */
-static long long netstat_counter(const char *group, const char *name)
-{
-	char names[4096], vals[4096], *ns, *vs, *n, *v;
-	long long ret = -1;
-	FILE *f = fopen("/proc/net/netstat", "r");
-	size_t glen = strlen(group);
-
-	if (!f)
-		return -1;
-	while (fgets(names, sizeof(names), f) && fgets(vals, sizeof(vals), f)) {
-		if (strncmp(names, group, glen) || names[glen] != ':')
-			continue;
-		n = strtok_r(names + glen + 1, " \n", &ns);
-		v = strtok_r(vals + glen + 1, " \n", &vs);
-		for (; n && v; n = strtok_r(NULL, " \n", &ns), v = strtok_r(NULL, " \n", &vs))
-			if (!strcmp(n, name)) {
-				ret = atoll(v);
-				break;
-			}
-	}
-	fclose(f);
-	return ret;
-}
-
 static int setsockopt_int(int fd, int level, int opt, int val, const char *what)
 {
 	if (setsockopt(fd, level, opt, &val, sizeof(val)))

@@ -79,7 +79,7 @@ static int is_defer(enum how how)
 static struct result child_case(enum how how, int wfd, int rfd)
 {
 	static const struct __kernel_timespec d = { 0, D_NS }, upd = { 0, UPDATE_NS };
-	struct timespec t0, t1, nap;
+	struct timespec t0, t1;
 	struct result r = { .res = { 1, 1, 1 } };
 	struct ring ur = { .fd = -1 };
 	struct io_uring_sqe *sqe;
@@ -123,14 +123,7 @@ static struct result child_case(enum how how, int wfd, int rfd)
 		return r;
 	}
 	/* past the timer's old host expiry: it has been re-armed, or is to be */
-	nap.tv_sec = t0.tv_sec;
-	nap.tv_nsec = t0.tv_nsec + CANCEL_NS;
-	if (nap.tv_nsec >= NSEC_PER_SEC) {
-		nap.tv_sec++;
-		nap.tv_nsec -= NSEC_PER_SEC;
-	}
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &nap, NULL) == EINTR)
-		;
+	sleep_until(ts_ns(&t0) + CANCEL_NS);
 	switch (how) {
 	case EXIT:
 	case DEFER_EXIT:

@@ -92,6 +92,31 @@ static inline int sysctl_set(const char *path, const char *val)
 	return 0;
 }
 
+/* A counter of /proc/net/netstat (this network namespace): -1 if not found */
+static inline long long netstat_counter(const char *group, const char *name)
+{
+	char names[4096], vals[4096], *ns, *vs, *n, *v;
+	long long ret = -1;
+	FILE *f = fopen("/proc/net/netstat", "r");
+	size_t glen = strlen(group);
+
+	if (!f)
+		return -1;
+	while (fgets(names, sizeof(names), f) && fgets(vals, sizeof(vals), f)) {
+		if (strncmp(names, group, glen) || names[glen] != ':')
+			continue;
+		n = strtok_r(names + glen + 1, " \n", &ns);
+		v = strtok_r(vals + glen + 1, " \n", &vs);
+		for (; n && v; n = strtok_r(NULL, " \n", &ns), v = strtok_r(NULL, " \n", &vs))
+			if (!strcmp(n, name)) {
+				ret = atoll(v);
+				break;
+			}
+	}
+	fclose(f);
+	return ret;
+}
+
 /* A network namespace of our own, lo up, no TCP metrics carried between connections */
 static inline int netns_setup(void)
 {
