@@ -479,20 +479,9 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static double ms(i64 ns)
-{
-	return (double)ns / NSEC_PER_MSEC;
-}
-
 static int within(double v, double want, double rel)
 {
 	return v >= want * (1 - rel) && v <= want * (1 + rel);
-}
-
-/* tcpi_last_* (ms) against the bracket [lo, hi] (ns), +- a host tick and 1 ms of rounding */
-static int last_ok(unsigned int v, i64 lo, i64 hi, double tick_ms)
-{
-	return v >= ms(lo) - tick_ms - 1 && v <= ms(hi) + tick_ms + 1;
 }
 
 /*

@@ -79,6 +79,21 @@ static inline int tc(const char *args)
 	return run_cmd(cmd);
 }
 
+static inline double ms(i64 ns)
+{
+	return (double)ns / NSEC_PER_MSEC;
+}
+
+/*
+ * An age TCP_INFO or MPTCP_INFO reports, @v ms, against the bracket [@lo,
+ * @hi] (ns) the task measured: +- a host tick (@tick_ms of its time) and
+ * 1 ms of rounding
+ */
+static inline int last_ok(unsigned int v, i64 lo, i64 hi, double tick_ms)
+{
+	return v >= ms(lo) - tick_ms - 1 && v <= ms(hi) + tick_ms + 1;
+}
+
 /* Write @val to the sysctl file @path */
 static inline int sysctl_set(const char *path, const char *val)
 {
