@@ -3,27 +3,30 @@
  * MPTCP's own timers in the time of the socket's namespace. An MPTCP
  * socket's subflows are TCP sockets on its time (dilation_tcp measures
  * their RTO); MPTCP's timers above them fix durations of their own, which
- * are the socket's owner's time too: the retransmission timer's floor
- * (TCP_RTO_MIN, 200 ms), from which DATA_FIN retransmissions back off, the
- * ADD_ADDR retransmission (net.mptcp.add_addr_timeout), the close timeout
- * of an orphaned socket (TCP_TIMEWAIT_LEN, 60 s); and MPTCP_INFO reports
- * its ages in the reader's time, as TCP_INFO does.
+ * are the socket's owner's time too (kernel patch 33): the DATA_FIN's
+ * retransmissions, which back off from TCP_RTO_MIN (200 ms), the ADD_ADDR
+ * retransmission (net.mptcp.add_addr_timeout), the close timeout of an
+ * orphaned socket (TCP_TIMEWAIT_LEN, 60 s); and MPTCP_INFO reports its
+ * ages in the reader's time, as TCP_INFO does (patch 34). The patch scales
+ * the retransmission timer's floor, the MP_FAIL timeout and the third-ACK
+ * retransmission the same way; they are not timed here.
  *
  * A child in a network namespace of its own (lo up), over IPPROTO_MPTCP
  * sockets on 127.0.0.1, both ends MPTCP (MPTCP_INFO: no fallback):
  *  - DATA_FIN: after an exchange, `tc qdisc add dev lo root netem loss
  *    100%`, shutdown(SHUT_WR) on the client; MPTCP_INFO polled every ms
  *    of the namespace's time, each retransmission bracketed by the last
- *    poll that had not seen it and the first that had. mptcpi_retransmits counts the DATA_FIN's
- *    retransmissions. The n-th sets the interval to 200 ms << n, but the
- *    timer has been re-armed with the interval before it by then (the
- *    retransmission first cleans the acknowledged data, which re-arms the
- *    timer while the DATA_FIN is unacknowledged), so the next comes 200
- *    ms << (n - 1) later: the third 400 ms after the second, the fourth
- *    800 ms after the third (-10%, +30%: the timer wheel rounds up by at
- *    most 12.5%, the worker and the poll add a little). Two points. The
- *    first two follow the interval the timer had before the shutdown (0
- *    once all data was acknowledged: both within a few ms).
+ *    poll that had not seen it and the first that had. mptcpi_retransmits
+ *    counts the DATA_FIN's retransmissions. The n-th sets the interval to
+ *    200 ms << n, but the timer has been re-armed with the interval before
+ *    it by then (the retransmission first cleans the acknowledged data,
+ *    which re-arms the timer while the DATA_FIN is unacknowledged), so the
+ *    next comes 200 ms << (n - 1) later: the third 400 ms after the
+ *    second, the fourth 800 ms after the third (-10%, +30%: the timer
+ *    wheel rounds up by at most 12.5%, the worker and the poll add a
+ *    little). Two points. The first two follow the interval the timer had
+ *    before the shutdown (0 once all data was acknowledged: both within a
+ *    few ms).
  *  - ADD_ADDR: net.mptcp.add_addr_timeout 1 (s), the same loss, then `ip
  *    mptcp endpoint add 127.0.0.2 dev lo signal`: the path manager of each
  *    established MPTCP socket, the client's and the server's, announces
@@ -49,8 +52,10 @@
  * time) after close(): the timeout is read again when its timer fires
  * and re-armed, 60 s at the new factor from the close, 1.2 s of host
  * time: 60 s + c / 2 of the namespace's time for a change at c. (Before
- * the kernel re-armed it, the timer fired at 0.6 s of host time, found
- * the timeout not yet over and the socket stayed.) Each no earlier than 3
+ * the kernel re-armed it, the timer fired at 0.6 s of host time and found
+ * the timeout not yet over; the socket stayed until the worker ran for
+ * another reason, the next DATA_FIN retransmission: 99 s after close() in
+ * one run, not always too late to fail.) Each no earlier than 3
  * host ticks before and at most 25% later (the timer wheel rounds up by
  * up to 12.5%, the worker and the poll add a little). The root
  * namespace's 60 s and TDF 10's 600 s are not waited for.
