@@ -96,9 +96,10 @@ struct meas {
 	/* ADD_ADDR: the command ran in [add_lo, add_hi], the first retransmission seen at add_rtx */
 	i64 add_lo, add_hi, add_rtx;
 	long long announced;	/* ADD_ADDRs the command sent at once */
-	/* MPTCP_INFO idle in [i0, i1] after a request written in [w0, w1] and its answer read at r1 */
+	/* MPTCP_INFO idle in [i0, i1] after the exchange x */
 	struct mptcp_info idle;
-	i64 w0, w1, r1, i0, i1;
+	struct exchange_times x;
+	i64 i0, i1;
 	/* ns from close() to MP_FASTCLOSE: last poll that had not seen it, first that had */
 	i64 close_seen, close_gone;
 	i64 change;		/* ns from close() to the factor change, 0: none */
@@ -124,19 +125,9 @@ static int minfo(int fd, struct mptcp_info *mi)
 static int mptcp_conn(int l, const struct sockaddr_in *a, int *c, int *s)
 {
 	struct mptcp_info mi[2];
-	char b;
 
-	if (conn(l, a, c, s))
+	if (conn(l, a, c, s) || exchange(*c, *s, &M->x))
 		return -1;
-	M->w0 = now_ns();
-	if (write(*c, "q", 1) != 1)
-		return fail("write request");
-	M->w1 = now_ns();
-	if (read(*s, &b, 1) != 1 || write(*s, "r", 1) != 1)
-		return fail("serve request");
-	if (read(*c, &b, 1) != 1)
-		return fail("read answer");
-	M->r1 = now_ns();
 	if (minfo(*c, &mi[0]) || minfo(*s, &mi[1]))
 		return -1;
 	if ((mi[0].mptcpi_flags | mi[1].mptcpi_flags) & MPTCP_INFO_FLAG_FALLBACK) {
@@ -372,12 +363,12 @@ static void report(const struct meas *m, double tick_ms, const char *w)
 			 w, ADD_ADDR_MS);
 
 	ksft_print_msg("%s: after %d ms idle: mptcpi_last_data_sent %u ms in [%.1f, %.1f], mptcpi_last_data_recv %u ms, mptcpi_last_ack_recv %u ms in [%.1f, %.1f] (+- %.1f ms)\n",
-		       w, IDLE_MS, mi->mptcpi_last_data_sent, ms(m->i0 - m->w1), ms(m->i1 - m->w0),
-		       mi->mptcpi_last_data_recv, mi->mptcpi_last_ack_recv, ms(m->i0 - m->r1),
-		       ms(m->i1 - m->w0), tick_ms + 1);
-	ksft_test_result(last_ok(mi->mptcpi_last_data_sent, m->i0 - m->w1, m->i1 - m->w0, tick_ms) &&
-			 last_ok(mi->mptcpi_last_data_recv, m->i0 - m->r1, m->i1 - m->w0, tick_ms) &&
-			 last_ok(mi->mptcpi_last_ack_recv, m->i0 - m->r1, m->i1 - m->w0, tick_ms),
+		       w, IDLE_MS, mi->mptcpi_last_data_sent, ms(m->i0 - m->x.w1), ms(m->i1 - m->x.w0),
+		       mi->mptcpi_last_data_recv, mi->mptcpi_last_ack_recv, ms(m->i0 - m->x.r1),
+		       ms(m->i1 - m->x.w0), tick_ms + 1);
+	ksft_test_result(last_ok(mi->mptcpi_last_data_sent, m->i0 - m->x.w1, m->i1 - m->x.w0, tick_ms) &&
+			 last_ok(mi->mptcpi_last_data_recv, m->i0 - m->x.r1, m->i1 - m->x.w0, tick_ms) &&
+			 last_ok(mi->mptcpi_last_ack_recv, m->i0 - m->x.r1, m->i1 - m->x.w0, tick_ms),
 			 "%s: mptcpi_last_data_sent, _data_recv, _ack_recv after %d ms idle\n",
 			 w, IDLE_MS);
 }

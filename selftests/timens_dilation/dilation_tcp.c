@@ -136,8 +136,9 @@ struct meas {
 	/* round trips, ns; the client's TCP_INFO after them and after idling */
 	i64 rt[NRT];
 	struct tcp_info ti, tidle;
-	/* the last request written in [w0, w1], its answer read at r1; TCP_INFO idle in [i0, i1] */
-	i64 w0, w1, r1, i0, i1;
+	/* the last exchange; TCP_INFO idle in [i0, i1] */
+	struct exchange_times x;
+	i64 i0, i1;
 	/* round trips with TCP_TX_DELAY on the client, ns; its tcpi_rtt after them, us */
 	i64 txd_rt[NRT];
 	unsigned int txd_rtt;
@@ -145,23 +146,12 @@ struct meas {
 
 static struct meas *M;
 
-/* One request from c answered by s; the round trip in ns */
-static int exchange(int c, int s, i64 *rt)
+/* One request from c answered by s; the round trip in *@rt, ns */
+static int round_trip(int c, int s, i64 *rt)
 {
-	char b;
-	i64 t0 = now_ns();
-
-	M->w0 = t0;
-	if (write(c, "q", 1) != 1)
-		return fail("write request");
-	M->w1 = now_ns();
-	if (read(s, &b, 1) != 1 || write(s, "r", 1) != 1)
-		return fail("serve request");
-	if (read(c, &b, 1) != 1)
-		return fail("read answer");
-	M->r1 = now_ns();
-	if (rt)
-		*rt = M->r1 - t0;
+	if (exchange(c, s, &M->x))
+		return -1;
+	*rt = M->x.r1 - M->x.w0;
 	return 0;
 }
 
@@ -175,7 +165,7 @@ static int measure_rtx(int l, const struct sockaddr_in *a)
 	if (conn(l, a, &c, &s))
 		return -1;
 	for (k = 0; k < 3; k++)
-		if (exchange(c, s, NULL))
+		if (exchange(c, s, &M->x))
 			return -1;
 	if (tc("add dev lo root netem loss 100%"))
 		return -1;
@@ -298,7 +288,7 @@ static int measure_rt(int l, const struct sockaddr_in *a)
 	if (conn(l, a, &c, &s))
 		goto out;
 	for (k = 0; k < NRT; k++)
-		if (exchange(c, s, &M->rt[k]))
+		if (round_trip(c, s, &M->rt[k]))
 			goto out;
 	if (tinfo(c, &M->ti))
 		goto out;
@@ -340,7 +330,7 @@ static int measure_txdelay(int l, const struct sockaddr_in *a)
 		goto out;
 	}
 	for (k = 0; k < NRT; k++)
-		if (exchange(c, s, &M->txd_rt[k]))
+		if (round_trip(c, s, &M->txd_rt[k]))
 			goto out;
 	if (tinfo(c, &ti))
 		goto out;
@@ -399,7 +389,7 @@ static int measure_mptcp(int l, const struct sockaddr_in *a)
 	    run_cmd(IP " mptcp endpoint add 127.0.0.2 dev lo subflow"))
 		return -1;
 	/* the path manager adds the subflow once the first exchange completes the handshake */
-	if (conn(l, a, &c, &s) || exchange(c, s, NULL))
+	if (conn(l, a, &c, &s) || exchange(c, s, &M->x))
 		goto out;
 	/* wait for the second subflow at both ends; then an exchange gives RTT samples */
 	for (t0 = now_ns();; sleep_ns(POLL_NS)) {
@@ -415,7 +405,7 @@ static int measure_mptcp(int l, const struct sockaddr_in *a)
 			goto out;
 		}
 	}
-	if (exchange(c, s, NULL))
+	if (exchange(c, s, &M->x))
 		goto out;
 	for (k = 0; k < 2; k++) {
 		if (subflows_added(k ? s : c, &mi) < 0)
@@ -590,14 +580,14 @@ static void report(const struct meas *m, int tdf, const char *w)
 			 "%s: tcpi_pacing_rate and tcpi_delivery_rate within 10%% of their value per namespace second\n",
 			 w);
 	ksft_print_msg("%s: after %d ms idle: tcpi_last_data_sent %u ms in [%.1f, %.1f], tcpi_last_data_recv %u ms, tcpi_last_ack_recv %u ms in [%.1f, %.1f] (+- %.1f ms)\n",
-		       w, IDLE_MS, tl->tcpi_last_data_sent, ms(m->i0 - m->w1), ms(m->i1 - m->w0),
-		       tl->tcpi_last_data_recv, tl->tcpi_last_ack_recv, ms(m->i0 - m->r1),
-		       ms(m->i1 - m->r1 + 10 * NSEC_PER_MSEC), tick_ms + 1);
-	ksft_test_result(last_ok(tl->tcpi_last_data_sent, m->i0 - m->w1, m->i1 - m->w0, tick_ms) &&
-			 last_ok(tl->tcpi_last_data_recv, m->i0 - m->r1,
-				 m->i1 - m->r1 + 10 * NSEC_PER_MSEC, tick_ms) &&
-			 last_ok(tl->tcpi_last_ack_recv, m->i0 - m->r1,
-				 m->i1 - m->r1 + 10 * NSEC_PER_MSEC, tick_ms),
+		       w, IDLE_MS, tl->tcpi_last_data_sent, ms(m->i0 - m->x.w1), ms(m->i1 - m->x.w0),
+		       tl->tcpi_last_data_recv, tl->tcpi_last_ack_recv, ms(m->i0 - m->x.r1),
+		       ms(m->i1 - m->x.r1 + 10 * NSEC_PER_MSEC), tick_ms + 1);
+	ksft_test_result(last_ok(tl->tcpi_last_data_sent, m->i0 - m->x.w1, m->i1 - m->x.w0, tick_ms) &&
+			 last_ok(tl->tcpi_last_data_recv, m->i0 - m->x.r1,
+				 m->i1 - m->x.r1 + 10 * NSEC_PER_MSEC, tick_ms) &&
+			 last_ok(tl->tcpi_last_ack_recv, m->i0 - m->x.r1,
+				 m->i1 - m->x.r1 + 10 * NSEC_PER_MSEC, tick_ms),
 			 "%s: tcpi_last_data_sent, _data_recv, _ack_recv after %d ms idle\n",
 			 w, IDLE_MS);
 

@@ -195,6 +195,28 @@ static inline int conn(int l, const struct sockaddr_in *a, int *c, int *s)
 	return 0;
 }
 
+/* A request written in [w0, w1] and its answer read at r1, this namespace's ns */
+struct exchange_times {
+	i64 w0, w1, r1;
+};
+
+/* One byte from @c answered by one from @s (both blocking), timed in @x */
+static inline int exchange(int c, int s, struct exchange_times *x)
+{
+	char b;
+
+	x->w0 = now_ns();
+	if (write(c, "q", 1) != 1)
+		return fail("write request");
+	x->w1 = now_ns();
+	if (read(s, &b, 1) != 1 || write(s, "r", 1) != 1)
+		return fail("serve request");
+	if (read(c, &b, 1) != 1)
+		return fail("read answer");
+	x->r1 = now_ns();
+	return 0;
+}
+
 /* lo's MTU: 1500 gives segments of an Ethernet link instead of 64 KiB */
 static inline int lo_mtu(int mtu)
 {
