@@ -75,7 +75,7 @@
  * net.ipv4.tcp_no_metrics_save there (no connection inherits another's
  * RTT or ssthresh) and runs /usr/sbin/tc (sch_netem).
  *
- * MPTCP (points 25-38): an MPTCP socket carries its traffic over TCP
+ * MPTCP (points 25-42): an MPTCP socket carries its traffic over TCP
  * subflows, kernel sockets that run on the time of the MPTCP socket. At
  * TDF 10 and in the root namespace, over IPPROTO_MPTCP sockets:
  *  - a connection with a second subflow, which the client's path manager
@@ -84,13 +84,24 @@
  *    (MPTCP_INFO: no fallback to TCP) with 2 subflows each, and after an
  *    exchange every subflow's tcpi_rto (MPTCP_TCPINFO) at the RTO floor,
  *    in [200000, 260000] us;
- *  - with the endpoint removed, the retransmission and initial-RTO
+ *  - a connection with an endpoint that has a port of its own
+ *    (`ip mptcp endpoint add 127.0.0.3 port 10100 signal`, run by the
+ *    child): the path manager listens on it with a kernel socket and
+ *    announces it; the client joins there (the server accepts no
+ *    announcements: limits of 1 subflow and 1 accepted announcement when
+ *    the client's socket is made, 0 when the server's is). Each end has 2
+ *    subflows, the server's second accepted on the endpoint's listener
+ *    (MPTCP_SUBFLOW_ADDRS: local 127.0.0.3:10100), and after an exchange
+ *    every subflow's tcpi_rto is in [200000, 260000] us;
+ *  - with the endpoints removed, the retransmission and initial-RTO
  *    measurements above, with the same bounds (TCP_INFO of an MPTCP
  *    socket is its first subflow's).
  * Before the subflows were tied to their MPTCP socket's time, 6 of the 7
- * MPTCP points failed at TDF 10 (every subflow's tcpi_rto 20400 us, probe
- * 21 ms, RTO 21 ms, backed-off 40-44 ms, SYN retransmitted after 101-102
- * ms); only the first passed.
+ * MPTCP points then measured failed at TDF 10 (every subflow's tcpi_rto
+ * 20400 us, probe 21 ms, RTO 21 ms, backed-off 40-44 ms, SYN retransmitted
+ * after 101-102 ms); only the first passed. Before the endpoint's listener
+ * took the time of the task that added the endpoint, the subflow accepted
+ * on it kept host time: tcpi_rto 20400 us at TDF 10.
  */
 #define _GNU_SOURCE
 #include <linux/mptcp.h>
@@ -108,20 +119,30 @@
 #define TX_DELAY_HOST_US	200000	/* TCP_TX_DELAY: 200 ms of host time / TDF */
 #define NPOINTS_RUN	12
 #define NPOINTS_RTX	5	/* of a run's points, those of report_rtx() */
-#define NPOINTS_MPTCP	(2 + NPOINTS_RTX)
-#define MPTCP_SUBFLOWS	2	/* the first and one the path manager adds */
+#define NPOINTS_MPTCP	(4 + NPOINTS_RTX)
+#define MPTCP_SUBFLOWS	2	/* the first and one a path manager adds */
+#define PM_PORT		10100	/* the port of the endpoint's own listener */
+#define PM_ADDR		"127.0.0.3"
 #define NPOINTS		(2 * NPOINTS_RUN + 2 * NPOINTS_MPTCP)
 
 #ifndef SOL_MPTCP
 #define SOL_MPTCP	284
 #endif
 
+/* The subflows of an MPTCP connection, client and server end, and their tcpi_rto (us) */
+struct subflow_rtos {
+	int n[2];
+	unsigned int rto[2][MPTCP_SUBFLOWS];
+};
+
 struct meas {
 	char err[TU_ERR_LEN];	/* a setup failure, "" if none */
 	/* MPTCP runs: MPTCP_INFO's flags, subflows and their tcpi_rto (us), client and server end */
 	unsigned int mptcp_flags[2];
-	int nsubflows[2];
-	unsigned int sf_rto[2][MPTCP_SUBFLOWS];
+	struct subflow_rtos sf;
+	/* with an endpoint of its own port: its subflows, those on PM_ADDR:PM_PORT */
+	struct subflow_rtos port_sf;
+	int port_joined[2];
 	/* retransmissions: namespace ns after the write when each was seen */
 	int nrtx;
 	i64 rtx[NRTX];
@@ -361,6 +382,45 @@ static int subflow_info(int fd, struct tcp_info *ti, int n)
 	return req.d.num_subflows;
 }
 
+/* How many subflows of MPTCP socket @fd have the local address PM_ADDR:PM_PORT; -1 on a failure */
+static int subflows_on_pm_port(int fd)
+{
+	struct {
+		struct mptcp_subflow_data d;
+		struct mptcp_subflow_addrs a[MPTCP_SUBFLOWS];
+	} req;
+	socklen_t len = sizeof(req);
+	int j, n = 0;
+
+	memset(&req, 0, sizeof(req));
+	req.d.size_subflow_data = sizeof(req.d);
+	req.d.size_user = sizeof(req.a[0]);
+	if (getsockopt(fd, SOL_MPTCP, MPTCP_SUBFLOW_ADDRS, &req, &len))
+		return fail("MPTCP_SUBFLOW_ADDRS");
+	for (j = 0; j < (int)req.d.num_subflows && j < MPTCP_SUBFLOWS; j++)
+		n += req.a[j].sin_local.sin_family == AF_INET &&
+		     req.a[j].sin_local.sin_addr.s_addr == inet_addr(PM_ADDR) &&
+		     ntohs(req.a[j].sin_local.sin_port) == PM_PORT;
+	return n;
+}
+
+/* The subflows of client end @c and server end @s and their tcpi_rto in *@r */
+static int record_subflows(int c, int s, struct subflow_rtos *r)
+{
+	struct tcp_info ti[MPTCP_SUBFLOWS] = { { 0 } };
+	int k, j, n;
+
+	for (k = 0; k < 2; k++) {
+		n = subflow_info(k ? s : c, ti, MPTCP_SUBFLOWS);
+		if (n < 0)
+			return -1;
+		r->n[k] = n;
+		for (j = 0; j < n && j < MPTCP_SUBFLOWS; j++)
+			r->rto[k][j] = ti[j].tcpi_rto;
+	}
+	return 0;
+}
+
 /* The number of subflows MPTCP socket @fd has added to its first, -1 on a failure */
 static int subflows_added(int fd, struct mptcp_info *mi)
 {
@@ -373,6 +433,46 @@ static int subflows_added(int fd, struct mptcp_info *mi)
 }
 
 /*
+ * Connect MPTCP socket @c to listener @l at @a (*s the accepted end) and
+ * wait until the path managers have added a subflow at each end; then an
+ * exchange gives every subflow an RTT sample.
+ */
+static int mptcp_conn(int l, const struct sockaddr_in *a, int c, int *s)
+{
+	struct mptcp_info mi;
+	int nc, ns;
+	i64 t0;
+
+	/* the path managers add subflows once the first exchange completes the handshake */
+	if (connect_accept(l, a, c, s) || exchange(c, *s, &M->x))
+		return -1;
+	for (t0 = now_ns();; sleep_ns(POLL_NS)) {
+		nc = subflows_added(c, &mi);
+		ns = subflows_added(*s, &mi);
+		if (nc < 0 || ns < 0)
+			return -1;
+		if (nc >= 1 && ns >= 1)
+			break;
+		if (now_ns() - t0 > DACK_WAIT_MS * NSEC_PER_MSEC) {
+			errno = ETIMEDOUT;
+			return fail("no second subflow in %d ms (%d and %d added)", DACK_WAIT_MS,
+				    nc, ns);
+		}
+	}
+	return exchange(c, *s, &M->x);
+}
+
+/* Close a measured connection and remove the endpoints: the next measurements time one subflow */
+static int mptcp_done(int c, int s, int ret)
+{
+	drop(c);
+	drop(s);
+	if (run_cmd(IP " mptcp endpoint flush"))
+		ret = -1;
+	return ret;
+}
+
+/*
  * A connection with a second subflow, which the client's path manager adds
  * from a workqueue (an endpoint 127.0.0.2, "subflow") and the server
  * accepts with MP_JOIN: MPTCP_INFO's flags of both ends and the RTO of
@@ -380,52 +480,56 @@ static int subflows_added(int fd, struct mptcp_info *mi)
  */
 static int measure_mptcp(int l, const struct sockaddr_in *a)
 {
-	struct tcp_info ti[MPTCP_SUBFLOWS] = { { 0 } };
 	struct mptcp_info mi;
-	int c = -1, s = -1, k, j, n, nc, ns, ret = -1;
-	i64 t0;
+	int c = -1, s = -1, k, ret = -1;
 
 	if (run_cmd(IP " mptcp limits set subflows 1 add_addr_accepted 0") ||
 	    run_cmd(IP " mptcp endpoint add 127.0.0.2 dev lo subflow"))
 		return -1;
-	/* the path manager adds the subflow once the first exchange completes the handshake */
-	if (conn(l, a, &c, &s) || exchange(c, s, &M->x))
-		goto out;
-	/* wait for the second subflow at both ends; then an exchange gives RTT samples */
-	for (t0 = now_ns();; sleep_ns(POLL_NS)) {
-		nc = subflows_added(c, &mi);
-		ns = subflows_added(s, &mi);
-		if (nc < 0 || ns < 0)
-			goto out;
-		if (nc >= 1 && ns >= 1)
-			break;
-		if (now_ns() - t0 > DACK_WAIT_MS * NSEC_PER_MSEC) {
-			errno = ETIMEDOUT;
-			fail("no second subflow in %d ms", DACK_WAIT_MS);
-			goto out;
-		}
-	}
-	if (exchange(c, s, &M->x))
+	c = socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP);
+	if (mptcp_conn(l, a, c, &s))
 		goto out;
 	for (k = 0; k < 2; k++) {
 		if (subflows_added(k ? s : c, &mi) < 0)
 			goto out;
 		M->mptcp_flags[k] = mi.mptcpi_flags;
-		n = subflow_info(k ? s : c, ti, MPTCP_SUBFLOWS);
-		if (n < 0)
-			goto out;
-		M->nsubflows[k] = n;
-		for (j = 0; j < n && j < MPTCP_SUBFLOWS; j++)
-			M->sf_rto[k][j] = ti[j].tcpi_rto;
 	}
-	ret = 0;
+	ret = record_subflows(c, s, &M->sf);
 out:
-	drop(c);
-	drop(s);
-	/* the next measurements time the first subflow alone */
-	if (run_cmd(IP " mptcp endpoint flush"))
-		ret = -1;
-	return ret;
+	return mptcp_done(c, s, ret);
+}
+
+/*
+ * An endpoint with a port of its own (PM_ADDR port PM_PORT, "signal"):
+ * the path manager listens on it with a kernel socket and announces it to
+ * the peer, which joins there. Client and server share this network
+ * namespace, so both ends announce it; only the client accepts
+ * announcements: an MPTCP socket takes that from the limits when it is
+ * made, and the server's is made when the handshake completes, after they
+ * drop to 0. The client joins the endpoint, the server accepts the join on
+ * its listener. The subflows of both ends and their tcpi_rto after an
+ * exchange.
+ */
+static int measure_mptcp_port(int l, const struct sockaddr_in *a)
+{
+	char cmd[128];
+	int c = -1, s = -1, k, ret = -1;
+
+	snprintf(cmd, sizeof(cmd), IP " mptcp endpoint add %s port %d signal", PM_ADDR, PM_PORT);
+	if (run_cmd(IP " mptcp limits set subflows 1 add_addr_accepted 1") || run_cmd(cmd))
+		return -1;
+	c = socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP);
+	if (run_cmd(IP " mptcp limits set subflows 1 add_addr_accepted 0") ||
+	    mptcp_conn(l, a, c, &s))
+		goto out;
+	for (k = 0; k < 2; k++) {
+		M->port_joined[k] = subflows_on_pm_port(k ? s : c);
+		if (M->port_joined[k] < 0)
+			goto out;
+	}
+	ret = record_subflows(c, s, &M->port_sf);
+out:
+	return mptcp_done(c, s, ret);
 }
 
 static void child(int rfd, int wfd)
@@ -442,7 +546,8 @@ static void child(int rfd, int wfd)
 	l = listener(&a);
 	if (tu_proto == IPPROTO_MPTCP) {
 		/* the retransmissions and the initial RTO of the subflows */
-		if (l >= 0 && !measure_mptcp(l, &a) && !measure_rtx(l, &a))
+		if (l >= 0 && !measure_mptcp(l, &a) && !measure_mptcp_port(l, &a) &&
+		    !measure_rtx(l, &a))
 			measure_syn(&a);
 		goto out;
 	}
@@ -603,11 +708,25 @@ static void report(const struct meas *m, int tdf, const char *w)
 			 w, txd_us, m->txd_rtt, med);
 }
 
+/* A point: every subflow of both ends at the RTO floor (200 ms, plus the RTT and a tick or so) */
+static void report_subflow_rtos(const struct subflow_rtos *r, const char *w, const char *what)
+{
+	int k, j, ok = r->n[0] && r->n[1];
+
+	for (k = 0; k < 2; k++)
+		for (j = 0; j < r->n[k] && j < MPTCP_SUBFLOWS; j++) {
+			ksft_print_msg("%s: %s%s subflow %d: tcpi_rto %u us\n", w, what,
+				       k ? "server" : "client", j + 1, r->rto[k][j]);
+			ok &= r->rto[k][j] >= 200000 && r->rto[k][j] <= 260000;
+		}
+	ksft_test_result(ok, "%s: %stcpi_rto of every subflow of both ends in [200000, 260000] us (RTO floor 200 ms)\n",
+			 w, what);
+}
+
 /* An MPTCP run: NPOINTS_MPTCP points */
 static void report_mptcp(const struct meas *m, const char *w)
 {
 	unsigned int fb = MPTCP_INFO_FLAG_FALLBACK;
-	int k, j, ok = 1;
 
 	if (m->err[0]) {
 		ksft_print_msg("%s: %s\n", w, m->err);
@@ -615,19 +734,17 @@ static void report_mptcp(const struct meas *m, const char *w)
 		return;
 	}
 	ksft_test_result(!(m->mptcp_flags[0] & fb) && !(m->mptcp_flags[1] & fb) &&
-			 m->nsubflows[0] == MPTCP_SUBFLOWS && m->nsubflows[1] == MPTCP_SUBFLOWS,
+			 m->sf.n[0] == MPTCP_SUBFLOWS && m->sf.n[1] == MPTCP_SUBFLOWS,
 			 "%s: both ends MPTCP, no fallback to TCP (MPTCP_INFO flags %#x, %#x), %d and %d subflows (want %d)\n",
-			 w, m->mptcp_flags[0], m->mptcp_flags[1], m->nsubflows[0], m->nsubflows[1],
+			 w, m->mptcp_flags[0], m->mptcp_flags[1], m->sf.n[0], m->sf.n[1],
 			 MPTCP_SUBFLOWS);
-	for (k = 0; k < 2; k++)
-		for (j = 0; j < m->nsubflows[k] && j < MPTCP_SUBFLOWS; j++) {
-			ksft_print_msg("%s: %s subflow %d: tcpi_rto %u us\n", w,
-				       k ? "server" : "client", j + 1, m->sf_rto[k][j]);
-			ok &= m->sf_rto[k][j] >= 200000 && m->sf_rto[k][j] <= 260000;
-		}
-	ksft_test_result(ok && m->nsubflows[0] && m->nsubflows[1],
-			 "%s: tcpi_rto of every subflow of both ends in [200000, 260000] us (RTO floor 200 ms)\n",
-			 w);
+	report_subflow_rtos(&m->sf, w, "");
+	ksft_test_result(m->port_sf.n[0] == MPTCP_SUBFLOWS && m->port_sf.n[1] == MPTCP_SUBFLOWS &&
+			 m->port_joined[0] == 0 && m->port_joined[1] == 1,
+			 "%s: endpoint %s port %d: %d and %d subflows (want %d), %d and %d of them accepted on its listener (want 0 and 1)\n",
+			 w, PM_ADDR, PM_PORT, m->port_sf.n[0], m->port_sf.n[1],
+			 MPTCP_SUBFLOWS, m->port_joined[0], m->port_joined[1]);
+	report_subflow_rtos(&m->port_sf, w, "endpoint with a port: ");
 	report_rtx(m, w);
 }
 

@@ -178,21 +178,27 @@ static inline int port_of(int fd, int peer)
 	return ntohs(a.sin_port);
 }
 
-/* A connection to listener @l at @a: *c the client end, *s the accepted one */
-static inline int conn(int l, const struct sockaddr_in *a, int *c, int *s)
+/* Connect socket @c to listener @l at @a: *s the accepted end */
+static inline int connect_accept(int l, const struct sockaddr_in *a, int c, int *s)
 {
 	int one = 1;
 
 	*s = -1;
-	*c = socket(AF_INET, SOCK_STREAM, tu_proto);
-	if (*c < 0 || connect(*c, (const struct sockaddr *)a, sizeof(*a)))
+	if (c < 0 || connect(c, (const struct sockaddr *)a, sizeof(*a)))
 		return fail("connect");
 	*s = accept(l, NULL, NULL);
 	if (*s < 0)
 		return fail("accept");
-	setsockopt(*c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(*s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	return 0;
+}
+
+/* A connection to listener @l at @a: *c the client end, *s the accepted one */
+static inline int conn(int l, const struct sockaddr_in *a, int *c, int *s)
+{
+	*c = socket(AF_INET, SOCK_STREAM, tu_proto);
+	return connect_accept(l, a, *c, s);
 }
 
 /* A request written in [w0, w1] and its answer read at r1, this namespace's ns */
