@@ -102,6 +102,19 @@
  * after 101-102 ms); only the first passed. Before the endpoint's listener
  * took the time of the task that added the endpoint, the subflow accepted
  * on it kept host time: tcpi_rto 20400 us at TDF 10.
+ *
+ * SMC (points 43-54): an SMC socket sets its connections up over a TCP
+ * socket of its own, a kernel socket, which carries all its traffic once
+ * it falls back to TCP, as it does here: there is no RDMA or ISM device.
+ * At TDF 10 and in the root namespace, over IPPROTO_SMC sockets: a
+ * connection whose client set SO_RCVTIMEO 100 ms before connect() (SMC
+ * copies it to its TCP socket, on which a fallen-back recv() waits): recv()
+ * times out after [100 ms - a host tick, 130 ms]; then the retransmission
+ * and initial-RTO measurements above, with the same bounds. Before the TCP
+ * socket was tied to its SMC socket's time, the 5 TDF-10 retransmission
+ * points failed (probe 21.1 ms, RTO 21.2 ms, backed-off 43.5 ms, tcpi_rto
+ * 20400 us, SYN 103.5 ms); before its timeouts were scaled as the SMC
+ * socket's, recv() timed out after 10.2 ms.
  */
 #define _GNU_SOURCE
 #include <linux/mptcp.h>
@@ -123,10 +136,15 @@
 #define MPTCP_SUBFLOWS	2	/* the first and one a path manager adds */
 #define PM_PORT		10100	/* the port of the endpoint's own listener */
 #define PM_ADDR		"127.0.0.3"
-#define NPOINTS		(2 * NPOINTS_RUN + 2 * NPOINTS_MPTCP)
+#define NPOINTS_SMC	(1 + NPOINTS_RTX)
+#define RCVTIMEO_MS	100	/* SO_RCVTIMEO of a fallen-back SMC socket */
+#define NPOINTS		(2 * NPOINTS_RUN + 2 * NPOINTS_MPTCP + 2 * NPOINTS_SMC)
 
 #ifndef SOL_MPTCP
 #define SOL_MPTCP	284
+#endif
+#ifndef IPPROTO_SMC
+#define IPPROTO_SMC	256
 #endif
 
 /* The subflows of an MPTCP connection, client and server end, and their tcpi_rto (us) */
@@ -149,6 +167,7 @@ struct meas {
 	int backoff[NRTX];
 	unsigned int rto0;	/* tcpi_rto just before the write, us */
 	i64 syn;		/* ns from connect() to the SYN's retransmission, -1: none */
+	i64 rcvtimeo;		/* SMC: ns from recv() to its timeout */
 	unsigned int synrto;	/* tcpi_rto of the connecting socket, us */
 	unsigned int rtt0;	/* tcpi_rtt then, us */
 	/* delayed ACKs: ns from the write to tcpi_unacked 0; receiver's tcpi_ato */
@@ -532,6 +551,37 @@ out:
 	return mptcp_done(c, s, ret);
 }
 
+/*
+ * SO_RCVTIMEO, set before connect(), of an SMC socket that falls back to
+ * TCP: SMC copies it to its TCP socket, on which recv() then waits
+ */
+static int measure_smc_rcvtimeo(int l, const struct sockaddr_in *a)
+{
+	struct timeval tv = { .tv_usec = RCVTIMEO_MS * 1000 };
+	int c, s = -1, ret = -1;
+	char b;
+	i64 t0;
+
+	c = socket(AF_INET, SOCK_STREAM, IPPROTO_SMC);
+	if (c < 0 || setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv))) {
+		fail("SMC socket with SO_RCVTIMEO");
+		goto out;
+	}
+	if (connect_accept(l, a, c, &s))
+		goto out;
+	t0 = now_ns();
+	if (recv(c, &b, 1, 0) != -1 || errno != EAGAIN) {
+		fail("recv() did not time out");
+		goto out;
+	}
+	M->rcvtimeo = now_ns() - t0;
+	ret = 0;
+out:
+	drop(c);
+	drop(s);
+	return ret;
+}
+
 static void child(int rfd, int wfd)
 {
 	struct sockaddr_in a;
@@ -544,6 +594,12 @@ static void child(int rfd, int wfd)
 	if (netns_setup())
 		goto out;
 	l = listener(&a);
+	if (tu_proto == IPPROTO_SMC) {
+		/* with no SMC device, the connections fall back to TCP */
+		if (l >= 0 && !measure_smc_rcvtimeo(l, &a) && !measure_rtx(l, &a))
+			measure_syn(&a);
+		goto out;
+	}
 	if (tu_proto == IPPROTO_MPTCP) {
 		/* the retransmissions and the initial RTO of the subflows */
 		if (l >= 0 && !measure_mptcp(l, &a) && !measure_mptcp_port(l, &a) &&
@@ -748,6 +804,26 @@ static void report_mptcp(const struct meas *m, const char *w)
 	report_rtx(m, w);
 }
 
+/*
+ * An SMC run: NPOINTS_SMC points. The receive timeout: not shorter than
+ * its time, less a host tick (a timeout of n jiffies ends after n - 1 and
+ * a fraction), at most 30 ms late; twice or half the factor is 200 or 50.
+ */
+static void report_smc(const struct meas *m, int tdf, const char *w)
+{
+	double lo = RCVTIMEO_MS - 4.0 / tdf, hi = RCVTIMEO_MS + 30;
+
+	if (m->err[0]) {
+		ksft_print_msg("%s: %s\n", w, m->err);
+		fail_points(NPOINTS_SMC, "setup failed");
+		return;
+	}
+	ksft_test_result(ms(m->rcvtimeo) >= lo && ms(m->rcvtimeo) <= hi,
+			 "%s: SO_RCVTIMEO %d ms, set before connect(): recv() timed out after %.1f ms, in [%.1f, %.1f]\n",
+			 w, RCVTIMEO_MS, ms(m->rcvtimeo), lo, hi);
+	report_rtx(m, w);
+}
+
 static void run(const char *factor, int tdf, struct meas *m)
 {
 	tx_delay_us = TX_DELAY_HOST_US / tdf;
@@ -757,7 +833,7 @@ static void run(const char *factor, int tdf, struct meas *m)
 
 int main(void)
 {
-	static struct meas dil, host, mp_dil, mp_host;
+	static struct meas dil, host, mp_dil, mp_host, smc_dil, smc_host;
 	i64 t0;
 
 	tcp_test_start(NPOINTS);
@@ -767,6 +843,8 @@ int main(void)
 	run(NULL, 1, &host);
 	tu_proto = IPPROTO_MPTCP;
 	run(NULL, 1, &mp_host);
+	tu_proto = IPPROTO_SMC;
+	run(NULL, 1, &smc_host);
 	ksft_print_msg("root namespace: measured in %.1f s\n",
 		       ms(host_ns(CLOCK_MONOTONIC) - t0) / 1000);
 	unshare_timens_or_skip();
@@ -775,6 +853,8 @@ int main(void)
 	run("10", 10, &dil);
 	tu_proto = IPPROTO_MPTCP;
 	run("10", 10, &mp_dil);
+	tu_proto = IPPROTO_SMC;
+	run("10", 10, &smc_dil);
 	ksft_print_msg("TDF 10: measured in %.1f s of host time\n",
 		       ms(host_ns(CLOCK_MONOTONIC) - t0) / 1000);
 
@@ -782,6 +862,8 @@ int main(void)
 	report(&host, 1, "root namespace");
 	report_mptcp(&mp_dil, "MPTCP, TDF 10");
 	report_mptcp(&mp_host, "MPTCP, root namespace");
+	report_smc(&smc_dil, 10, "SMC, TDF 10");
+	report_smc(&smc_host, 1, "SMC, root namespace");
 	ksft_finished();
 	return 0;
 }
