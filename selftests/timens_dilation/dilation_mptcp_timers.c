@@ -333,11 +333,8 @@ static void report(const struct meas *m, double tick_ms, const char *w)
 	const struct mptcp_info *mi = &m->idle;
 	int k;
 
-	if (m->err[0]) {
-		ksft_print_msg("%s: %s\n", w, m->err);
-		fail_points(NPOINTS_RUN, "setup failed");
+	if (setup_failed(m->err, w, NPOINTS_RUN))
 		return;
-	}
 	for (k = 0; k < NFIN; k++)
 		ksft_print_msg("%s: DATA_FIN retransmission %d seen %.1f ms after shutdown()\n",
 			       w, k + 1, m->fin[k] ? ms(m->fin[k]) : -1.0);
@@ -381,11 +378,8 @@ static void report_close(const struct meas *m, i64 tick_host, int den, const cha
 			       CLOSE_MS * NSEC_PER_MSEC;
 	i64 early = 3 * tick_host * den;
 
-	if (m->err[0]) {
-		ksft_print_msg("%s: %s\n", w, m->err);
-		fail_points(1, "setup failed");
+	if (setup_failed(m->err, w, 1))
 		return;
-	}
 	if (m->change)
 		ksft_print_msg("%s: the factor changed to %s %.2f s after close()\n",
 			       w, CHANGE_TO, ms(m->change) / 1000);

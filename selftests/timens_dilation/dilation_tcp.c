@@ -688,11 +688,8 @@ static void report(const struct meas *m, int tdf, const char *w)
 	unsigned int txd_us;
 	int k, ok, ratio;
 
-	if (m->err[0]) {
-		ksft_print_msg("%s: %s\n", w, m->err);
-		fail_points(NPOINTS_RUN, "setup failed");
+	if (setup_failed(m->err, w, NPOINTS_RUN))
 		return;
-	}
 	report_rtx(m, w);
 
 	/* delayed ACKs */
@@ -784,11 +781,8 @@ static void report_mptcp(const struct meas *m, const char *w)
 {
 	unsigned int fb = MPTCP_INFO_FLAG_FALLBACK;
 
-	if (m->err[0]) {
-		ksft_print_msg("%s: %s\n", w, m->err);
-		fail_points(NPOINTS_MPTCP, "setup failed");
+	if (setup_failed(m->err, w, NPOINTS_MPTCP))
 		return;
-	}
 	ksft_test_result(!(m->mptcp_flags[0] & fb) && !(m->mptcp_flags[1] & fb) &&
 			 m->sf.n[0] == MPTCP_SUBFLOWS && m->sf.n[1] == MPTCP_SUBFLOWS,
 			 "%s: both ends MPTCP, no fallback to TCP (MPTCP_INFO flags %#x, %#x), %d and %d subflows (want %d)\n",
@@ -813,11 +807,8 @@ static void report_smc(const struct meas *m, int tdf, const char *w)
 {
 	double lo = RCVTIMEO_MS - 4.0 / tdf, hi = RCVTIMEO_MS + 30;
 
-	if (m->err[0]) {
-		ksft_print_msg("%s: %s\n", w, m->err);
-		fail_points(NPOINTS_SMC, "setup failed");
+	if (setup_failed(m->err, w, NPOINTS_SMC))
 		return;
-	}
 	ksft_test_result(ms(m->rcvtimeo) >= lo && ms(m->rcvtimeo) <= hi,
 			 "%s: SO_RCVTIMEO %d ms, set before connect(): recv() timed out after %.1f ms, in [%.1f, %.1f]\n",
 			 w, RCVTIMEO_MS, ms(m->rcvtimeo), lo, hi);

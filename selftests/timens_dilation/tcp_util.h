@@ -249,6 +249,19 @@ static inline void drop(int fd)
 }
 
 /*
+ * A child's setup failure @err ("" if none) for the @n points of run @w:
+ * printed, and the points failed. 1 if there was one, 0 if not.
+ */
+static inline int setup_failed(const char *err, const char *w, int n)
+{
+	if (!err[0])
+		return 0;
+	ksft_print_msg("%s: %s\n", w, err);
+	fail_points(n, "setup failed");
+	return 1;
+}
+
+/*
  * The end of a measurement under a root qdisc on lo: remove it, reset both
  * ends (-1: none); @ret, or -1 if the qdisc could not be removed.
  */
