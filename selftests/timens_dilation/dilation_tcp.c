@@ -103,14 +103,17 @@
  * took the time of the task that added the endpoint, the subflow accepted
  * on it kept host time: tcpi_rto 20400 us at TDF 10.
  *
- * SMC (points 43-54): an SMC socket sets its connections up over a TCP
+ * SMC (points 43-56): an SMC socket sets its connections up over a TCP
  * socket of its own, a kernel socket, which carries all its traffic once
  * it falls back to TCP, as it does here: there is no RDMA or ISM device.
  * At TDF 10 and in the root namespace, over IPPROTO_SMC sockets: a
  * connection whose client set SO_RCVTIMEO 100 ms before connect() (SMC
  * copies it to its TCP socket, on which a fallen-back recv() waits): recv()
- * times out after [100 ms - a host tick, 130 ms]; then the retransmission
- * and initial-RTO measurements above, with the same bounds. Before the TCP
+ * times out after [100 ms - a host tick, 130 ms]; a non-blocking connect()
+ * with SO_SNDTIMEO 100 ms to a peer that drops the SYN (SMC waits for the
+ * TCP handshake in a worker, that long, then fails the connection with
+ * EPIPE): poll() reports the error within the same bounds; then the
+ * retransmission and initial-RTO measurements above, with the same bounds. Before the TCP
  * socket was tied to its SMC socket's time, the 5 TDF-10 retransmission
  * points failed (probe 21.1 ms, RTO 21.2 ms, backed-off 43.5 ms, tcpi_rto
  * 20400 us, SYN 103.5 ms); before its timeouts were scaled as the SMC
@@ -136,8 +139,8 @@
 #define MPTCP_SUBFLOWS	2	/* the first and one a path manager adds */
 #define PM_PORT		10100	/* the port of the endpoint's own listener */
 #define PM_ADDR		"127.0.0.3"
-#define NPOINTS_SMC	(1 + NPOINTS_RTX)
-#define RCVTIMEO_MS	100	/* SO_RCVTIMEO of a fallen-back SMC socket */
+#define NPOINTS_SMC	(2 + NPOINTS_RTX)
+#define SMC_TIMEO_MS	100	/* SMC's SO_RCVTIMEO and SO_SNDTIMEO */
 #define NPOINTS		(2 * NPOINTS_RUN + 2 * NPOINTS_MPTCP + 2 * NPOINTS_SMC)
 
 #ifndef SOL_MPTCP
@@ -168,6 +171,7 @@ struct meas {
 	unsigned int rto0;	/* tcpi_rto just before the write, us */
 	i64 syn;		/* ns from connect() to the SYN's retransmission, -1: none */
 	i64 rcvtimeo;		/* SMC: ns from recv() to its timeout */
+	i64 sndtimeo;		/* SMC: ns from connect() to its failure */
 	unsigned int synrto;	/* tcpi_rto of the connecting socket, us */
 	unsigned int rtt0;	/* tcpi_rtt then, us */
 	/* delayed ACKs: ns from the write to tcpi_unacked 0; receiver's tcpi_ato */
@@ -557,7 +561,7 @@ out:
  */
 static int measure_smc_rcvtimeo(int l, const struct sockaddr_in *a)
 {
-	struct timeval tv = { .tv_usec = RCVTIMEO_MS * 1000 };
+	struct timeval tv = { .tv_usec = SMC_TIMEO_MS * 1000 };
 	int c, s = -1, ret = -1;
 	char b;
 	i64 t0;
@@ -582,6 +586,46 @@ out:
 	return ret;
 }
 
+/*
+ * SO_SNDTIMEO of an SMC socket whose non-blocking connect() gets no
+ * answer: SMC waits for the TCP handshake in a worker, that long, then
+ * fails the connection with EPIPE
+ */
+static int measure_smc_sndtimeo(const struct sockaddr_in *a)
+{
+	struct timeval tv = { .tv_usec = SMC_TIMEO_MS * 1000 };
+	struct pollfd p = { .events = POLLOUT };
+	socklen_t len = sizeof(int);
+	int c, err = 0, ret = -1;
+	i64 t0;
+
+	if (tc("add dev lo root netem loss 100%"))
+		return -1;
+	c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, IPPROTO_SMC);
+	if (c < 0 || setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv))) {
+		fail("SMC socket with SO_SNDTIMEO");
+		goto out;
+	}
+	t0 = now_ns();
+	if (!connect(c, (const struct sockaddr *)a, sizeof(*a)) || errno != EINPROGRESS) {
+		fail("non-blocking connect");
+		goto out;
+	}
+	p.fd = c;
+	if (poll(&p, 1, SYN_WAIT_MS) != 1) {
+		fail("the unanswered connect() did not fail in %d ms", SYN_WAIT_MS);
+		goto out;
+	}
+	M->sndtimeo = now_ns() - t0;
+	if (getsockopt(c, SOL_SOCKET, SO_ERROR, &err, &len) || err != EPIPE) {
+		fail("the unanswered connect() failed with %d, not EPIPE", err);
+		goto out;
+	}
+	ret = 0;
+out:
+	return lo_qdisc_done(ret, c, -1);
+}
+
 static void child(int rfd, int wfd)
 {
 	struct sockaddr_in a;
@@ -596,7 +640,8 @@ static void child(int rfd, int wfd)
 	l = listener(&a);
 	if (tu_proto == IPPROTO_SMC) {
 		/* with no SMC device, the connections fall back to TCP */
-		if (l >= 0 && !measure_smc_rcvtimeo(l, &a) && !measure_rtx(l, &a))
+		if (l >= 0 && !measure_smc_rcvtimeo(l, &a) && !measure_smc_sndtimeo(&a) &&
+		    !measure_rtx(l, &a))
 			measure_syn(&a);
 		goto out;
 	}
@@ -799,19 +844,23 @@ static void report_mptcp(const struct meas *m, const char *w)
 }
 
 /*
- * An SMC run: NPOINTS_SMC points. The receive timeout: not shorter than
- * its time, less a host tick (a timeout of n jiffies ends after n - 1 and
- * a fraction), at most 30 ms late; twice or half the factor is 200 or 50.
+ * An SMC run: NPOINTS_SMC points. The receive and connect timeouts: not
+ * shorter than their time, less a host tick (a timeout of n jiffies ends
+ * after n - 1 and a fraction), at most 30 ms late; twice or half the
+ * factor is 200 or 50.
  */
 static void report_smc(const struct meas *m, int tdf, const char *w)
 {
-	double lo = RCVTIMEO_MS - 4.0 / tdf, hi = RCVTIMEO_MS + 30;
+	double lo = SMC_TIMEO_MS - 4.0 / tdf, hi = SMC_TIMEO_MS + 30;
 
 	if (setup_failed(m->err, w, NPOINTS_SMC))
 		return;
 	ksft_test_result(ms(m->rcvtimeo) >= lo && ms(m->rcvtimeo) <= hi,
 			 "%s: SO_RCVTIMEO %d ms, set before connect(): recv() timed out after %.1f ms, in [%.1f, %.1f]\n",
-			 w, RCVTIMEO_MS, ms(m->rcvtimeo), lo, hi);
+			 w, SMC_TIMEO_MS, ms(m->rcvtimeo), lo, hi);
+	ksft_test_result(ms(m->sndtimeo) >= lo && ms(m->sndtimeo) <= hi,
+			 "%s: SO_SNDTIMEO %d ms, non-blocking connect() unanswered: it failed after %.1f ms, in [%.1f, %.1f]\n",
+			 w, SMC_TIMEO_MS, ms(m->sndtimeo), lo, hi);
 	report_rtx(m, w);
 }
 

@@ -244,11 +244,8 @@ static void report(const struct meas *m, double tdf, const char *w)
 	unsigned int bits, want_opts;
 	int k, ok;
 
-	if (m->err[PART_TSVAL][0]) {
-		ksft_print_msg("%s: %s\n", w, m->err[PART_TSVAL]);
-		fail_points(2, "setup failed");
+	if (setup_failed(m->err[PART_TSVAL], w, 2))
 		goto cookie;
-	}
 	for (ok = 1, k = 0; k < 2; k++) {
 		ksft_print_msg("%s: byte %d written in [%u, %u] ms, sent with TSval %u\n",
 			       w, k + 1, ms_of(m->a0[k]), ms_of(m->a1[k]), m->ts[k]);
@@ -266,11 +263,8 @@ static void report(const struct meas *m, double tdf, const char *w)
 			 w, m->tsopt, ms_of(m->t0), ms_of(m->t1));
 
 cookie:
-	if (m->err[PART_COOKIE][0]) {
-		ksft_print_msg("%s: %s\n", w, m->err[PART_COOKIE]);
-		fail_points(1, "setup failed");
+	if (setup_failed(m->err[PART_COOKIE], w, 1))
 		goto rcv_rtt;
-	}
 	bits = m->synack_ts & ((1U << TS_COOKIE_BITS) - 1);
 	want_opts = m->cli_wscale | 0x10;
 	ksft_print_msg("%s: SYN cookie: connect() in [%u, %u] ms, SYN-ACK TSval %u (low bits %#x, want %#x: wscale %u, SACK); server's tcpi_options %#x, tcpi_snd_wscale %u; its data TSval %u in [%u, %u]\n",
@@ -285,11 +279,8 @@ cookie:
 			 w);
 
 rcv_rtt:
-	if (m->err[PART_RCV_RTT][0]) {
-		ksft_print_msg("%s: %s\n", w, m->err[PART_RCV_RTT]);
-		fail_points(1, "setup failed");
+	if (setup_failed(m->err[PART_RCV_RTT], w, 1))
 		return;
-	}
 	ksft_print_msg("%s: %d KiB with netem delay %u ms (host) each way in %.1f ms: server's tcpi_rcv_rtt %u us, client's tcpi_rtt %u us, want %.0f\n",
 		       w, BULK / 1024, m->delay_ms, (double)m->bulk_ns / NSEC_PER_MSEC, m->rcv_rtt,
 		       m->cli_rtt, want);
