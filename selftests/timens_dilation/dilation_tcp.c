@@ -113,11 +113,13 @@
  * with SO_SNDTIMEO 100 ms to a peer that drops the SYN (SMC waits for the
  * TCP handshake in a worker, that long, then fails the connection with
  * EPIPE): poll() reports the error within the same bounds; then the
- * retransmission and initial-RTO measurements above, with the same bounds. Before the TCP
- * socket was tied to its SMC socket's time, the 5 TDF-10 retransmission
- * points failed (probe 21.1 ms, RTO 21.2 ms, backed-off 43.5 ms, tcpi_rto
- * 20400 us, SYN 103.5 ms); before its timeouts were scaled as the SMC
- * socket's, recv() timed out after 10.2 ms.
+ * retransmission and initial-RTO measurements above, with the same
+ * bounds. Before the TCP socket was tied to its SMC socket's time, the 5
+ * TDF-10 retransmission points failed (probe 21.1 ms, RTO 21.2 ms,
+ * backed-off 43.5 ms, tcpi_rto 20400 us, SYN 103.5 ms); before its
+ * timeouts were scaled as the SMC socket's, recv() timed out after
+ * 10.2 ms; before the worker's wait was scaled, connect() failed after
+ * 10.2 ms.
  */
 #define _GNU_SOURCE
 #include <linux/mptcp.h>
