@@ -53,8 +53,9 @@ def median_off_link(gaps_ms):
     return stats.rel_diff(float(np.median(gaps_ms)), SERIALIZATION_MS) if len(gaps_ms) else 1.0
 
 
-def link_paced(gaps_ms):
-    return burst_fraction(gaps_ms) <= BURST_MAX and abs(median_off_link(gaps_ms)) <= PACED_MEDIAN_TOL
+def link_paced(burst, median_off):
+    """Whether a flow with these burst_fraction() and median_off_link() was paced by the link."""
+    return burst <= BURST_MAX and abs(median_off) <= PACED_MEDIAN_TOL
 
 
 def criterion(short):
@@ -114,7 +115,8 @@ def run(ctx, res):
             for attempt in range(RUN_TRIES):
                 g, goodput, npk = one_flow(ctx, tdf, loss, p["bytes"], attempt)
                 burst, off = burst_fraction(g), median_off_link(g)
-                if link_paced(g):
+                paced = link_paced(burst, off)
+                if paced:
                     break
                 last = attempt == RUN_TRIES - 1
                 then = f"not paced in {RUN_TRIES} runs" if last else "measured again"
@@ -125,7 +127,7 @@ def run(ctx, res):
                                     f"(goodput {fmt(goodput)} Mbit/s)")
             res.check(f"loss {loss}%, TDF {tdf}: the link paced the flow (gaps under "
                       f"{fmt(SERIALIZATION_MS / 2)} ms; median vs {fmt(SERIALIZATION_MS)} ms)",
-                      f"{burst:.1%}; {pct(off)}", link_paced(g),
+                      f"{burst:.1%}; {pct(off)}", paced,
                       f"≤ {BURST_MAX:.0%}; ±{PACED_MEDIAN_TOL:.1%}, {RUN_TRIES} runs")
             gaps[(loss, tdf)], good[(loss, tdf)] = g, goodput
             s, ref = stats.summary(g), stats.summary(gaps[(loss, 1)])
