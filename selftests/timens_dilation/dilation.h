@@ -61,6 +61,11 @@
 
 typedef long long i64;
 
+#include <netinet/in.h>
+#ifndef IPPROTO_SMC
+#define IPPROTO_SMC	256	/* SMC sockets over AF_INET (glibc < 2.41) */
+#endif
+
 #define NSEC_PER_SEC	1000000000LL
 #define NSEC_PER_MSEC	1000000LL
 #define NSEC_PER_USEC	1000LL

@@ -86,7 +86,7 @@ enum how { REL_NANOSLEEP, REL_REALTIME, ABS_MONOTONIC, ABS_REALTIME, ABS_BOOTTIM
 	   TO_URING_TIMEOUT_ABS, TO_URING_TIMEOUT_ABS_REALTIME, TO_URING_WAIT_ABS,
 	   TO_SCTP_RECV, TO_TIPC_RECV, TO_VSOCK_RECV, TO_NETLINK_SEND,
 	   TO_TCP_RECV, TO_TCP_ACCEPT, TO_TCP_CONNECT, TO_UNIX_LOWAT_WOKEN,
-	   TO_UNIX_RECV_BUSY };
+	   TO_UNIX_RECV_BUSY, TO_SMC_ACCEPT };
 
 static const char * const how_name[] = {
 	[REL_NANOSLEEP]	= "nanosleep",
@@ -132,6 +132,7 @@ static const char * const how_name[] = {
 	[TO_NETLINK_SEND] = "send() on NETLINK_USERSOCK to a full receiver with SO_SNDTIMEO",
 	[TO_TCP_RECV]	= "recv() on TCP with SO_RCVTIMEO",
 	[TO_TCP_ACCEPT]	= "accept() on TCP with SO_RCVTIMEO",
+	[TO_SMC_ACCEPT]	= "accept() on SMC with SO_RCVTIMEO",
 	[TO_TCP_CONNECT] = "connect() on TCP with SO_SNDTIMEO to a full backlog",
 	[TO_UNIX_LOWAT_WOKEN] = "recv() on an AF_UNIX stream, SO_RCVLOWAT 2, 1 byte at 60 ms",
 	[TO_UNIX_RECV_BUSY] = "recv() on an AF_UNIX stream with SO_RCVTIMEO, woken by sends on it",
@@ -324,6 +325,9 @@ static const struct change_case cases[] = {
 	{ TO_TIPC_RECV, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
 	{ TO_VSOCK_RECV, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
 	{ TO_NETLINK_SEND, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
+	/* SMC's own accept() wait (with no SMC device: its listener's) */
+	{ TO_SMC_ACCEPT, "1", "10", 1, 10, 40 * NSEC_PER_MSEC, AT_NONE, 0 },
+	{ TO_SMC_ACCEPT, "10", "0.1", 10, 0.1L, 200 * NSEC_PER_MSEC, AT_NONE, 0 },
 };
 
 #define NCASES	((int)ARRAY_SIZE(cases))
@@ -635,7 +639,8 @@ static int socket_timeout_init(int sk[2], enum how how)
 
 /*
  * TCP over loopback: sk[0] a connected socket (TO_TCP_RECV) or a listener
- * (TO_TCP_ACCEPT) with an SO_RCVTIMEO of D_NS; sk[1] its peer, if any. Or
+ * (TO_TCP_ACCEPT; TO_SMC_ACCEPT an SMC one) with an SO_RCVTIMEO of D_NS;
+ * sk[1] its peer, if any. Or
  * (TO_TCP_CONNECT) sk[0] a listener whose accept queue is full, its one
  * connection in sk[1], and tcp_peer the address to connect to.
  */
@@ -647,13 +652,13 @@ static int tcp_timeout_init(int sk[2], enum how how)
 	socklen_t len = sizeof(a);
 	int ls, c;
 
-	ls = socket(AF_INET, SOCK_STREAM, 0);
+	ls = socket(AF_INET, SOCK_STREAM, how == TO_SMC_ACCEPT ? IPPROTO_SMC : 0);
 	/* a backlog of 0 holds one connection: the next SYN is dropped */
 	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) ||
 	    listen(ls, how == TO_TCP_CONNECT ? 0 : 1) ||
 	    getsockname(ls, (struct sockaddr *)&a, &len))
 		return -1;
-	if (how == TO_TCP_ACCEPT) {
+	if (how == TO_TCP_ACCEPT || how == TO_SMC_ACCEPT) {
 		sk[0] = ls;
 		return setsockopt(ls, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	}
@@ -782,6 +787,7 @@ static void waitee_init(struct waitee *w, enum how how)
 		break;
 	case TO_TCP_RECV:
 	case TO_TCP_ACCEPT:
+	case TO_SMC_ACCEPT:
 	case TO_TCP_CONNECT:
 		if (tcp_timeout_init(w->sk, how))
 			_exit(16);
@@ -1126,6 +1132,7 @@ static int timeout_wait(struct waitee *w, enum how how, const struct timespec *t
 			     sizeof(nl_peer));
 		return ret < 0 && errno == EAGAIN ? 0 : errno ?: -1;
 	case TO_TCP_ACCEPT:
+	case TO_SMC_ACCEPT:
 		ret = accept(w->sk[0], NULL, NULL);
 		return ret < 0 && errno == EAGAIN ? 0 : errno ?: -1;
 	case TO_TCP_CONNECT:
@@ -1216,6 +1223,7 @@ static struct result do_sleep_case(const struct change_case *c, int wfd,
 	case TO_SO_SNDTIMEO:
 	case TO_TCP_RECV:
 	case TO_TCP_ACCEPT:
+	case TO_SMC_ACCEPT:
 	case TO_TCP_CONNECT:
 	case TO_UNIX_LOWAT_WOKEN:
 	case TO_UNIX_RECV_BUSY:
@@ -1398,6 +1406,7 @@ static i64 early_allowed(const struct change_case *c)
 	case TO_SO_RCVTIMEO: case TO_SO_SNDTIMEO: case TO_TCP_RECV: case TO_TCP_ACCEPT:
 	case TO_TCP_CONNECT: case TO_UNIX_LOWAT_WOKEN: case TO_UNIX_RECV_BUSY:
 	case TO_SCTP_RECV: case TO_TIPC_RECV: case TO_VSOCK_RECV: case TO_NETLINK_SEND:
+	case TO_SMC_ACCEPT:
 		return (i64)(tick_ns() / c->f1);
 	default:
 		return 0;

@@ -103,7 +103,7 @@
  * took the time of the task that added the endpoint, the subflow accepted
  * on it kept host time: tcpi_rto 20400 us at TDF 10.
  *
- * SMC (points 43-56): an SMC socket sets its connections up over a TCP
+ * SMC (points 43-58): an SMC socket sets its connections up over a TCP
  * socket of its own, a kernel socket, which carries all its traffic once
  * it falls back to TCP, as it does here: there is no RDMA or ISM device.
  * At TDF 10 and in the root namespace, over IPPROTO_SMC sockets: a
@@ -112,9 +112,12 @@
  * times out after [100 ms - a host tick, 130 ms]; a non-blocking connect()
  * with SO_SNDTIMEO 100 ms to a peer that drops the SYN (SMC waits for the
  * TCP handshake in a worker, that long, then fails the connection with
- * EPIPE): poll() reports the error within the same bounds; then the
- * retransmission and initial-RTO measurements above, with the same
- * bounds. Before the TCP socket was tied to its SMC socket's time, the 5
+ * EPIPE): poll() reports the error within the same bounds; a listener
+ * with TCP_DEFER_ACCEPT 1 s and a connection that sends nothing: accept()
+ * returns it after [1 s - a host tick, 1 s + the timer wheel's granule +
+ * 30 ms] (1055.6 ms at TDF 10, 1062 ms in the root namespace, HZ 250);
+ * then the retransmission
+ * and initial-RTO measurements above, with the same bounds. Before the TCP socket was tied to its SMC socket's time, the 5
  * TDF-10 retransmission points failed (probe 21.1 ms, RTO 21.2 ms,
  * backed-off 43.5 ms, tcpi_rto 20400 us, SYN 103.5 ms); before its
  * timeouts were scaled as the SMC socket's, recv() timed out after
@@ -141,15 +144,13 @@
 #define MPTCP_SUBFLOWS	2	/* the first and one a path manager adds */
 #define PM_PORT		10100	/* the port of the endpoint's own listener */
 #define PM_ADDR		"127.0.0.3"
-#define NPOINTS_SMC	(2 + NPOINTS_RTX)
+#define NPOINTS_SMC	(3 + NPOINTS_RTX)
 #define SMC_TIMEO_MS	100	/* SMC's SO_RCVTIMEO and SO_SNDTIMEO */
+#define SMC_DEFER_S	1	/* TCP_DEFER_ACCEPT of an SMC listener */
 #define NPOINTS		(2 * NPOINTS_RUN + 2 * NPOINTS_MPTCP + 2 * NPOINTS_SMC)
 
 #ifndef SOL_MPTCP
 #define SOL_MPTCP	284
-#endif
-#ifndef IPPROTO_SMC
-#define IPPROTO_SMC	256
 #endif
 
 /* The subflows of an MPTCP connection, client and server end, and their tcpi_rto (us) */
@@ -174,6 +175,7 @@ struct meas {
 	i64 syn;		/* ns from connect() to the SYN's retransmission, -1: none */
 	i64 rcvtimeo;		/* SMC: ns from recv() to its timeout */
 	i64 sndtimeo;		/* SMC: ns from connect() to its failure */
+	i64 defer;		/* SMC: ns accept() waited for data that never came */
 	unsigned int synrto;	/* tcpi_rto of the connecting socket, us */
 	unsigned int rtt0;	/* tcpi_rtt then, us */
 	/* delayed ACKs: ns from the write to tcpi_unacked 0; receiver's tcpi_ato */
@@ -628,6 +630,50 @@ out:
 	return lo_qdisc_done(ret, c, -1);
 }
 
+/*
+ * TCP_DEFER_ACCEPT of an SMC listener: accept() waits that long for the
+ * first data of a connection, here on the TCP socket it fell back to, and
+ * returns it without data. Timed from when the listener has it queued.
+ */
+static int measure_smc_defer_accept(void)
+{
+	struct pollfd p = { .events = POLLIN };
+	int secs = SMC_DEFER_S, l, c = -1, s = -1, ret = -1;
+	struct sockaddr_in a;
+	i64 t0;
+
+	l = listener(&a);
+	if (l < 0)
+		return -1;
+	if (setsockopt(l, IPPROTO_TCP, TCP_DEFER_ACCEPT, &secs, sizeof(secs))) {
+		fail("TCP_DEFER_ACCEPT on the SMC listener");
+		goto out;
+	}
+	c = socket(AF_INET, SOCK_STREAM, IPPROTO_SMC);
+	if (c < 0 || connect(c, (const struct sockaddr *)&a, sizeof(a))) {
+		fail("connect");
+		goto out;
+	}
+	p.fd = l;
+	if (poll(&p, 1, SYN_WAIT_MS) != 1) {
+		fail("no connection queued on the listener in %d ms", SYN_WAIT_MS);
+		goto out;
+	}
+	t0 = now_ns();
+	s = accept(l, NULL, NULL);
+	if (s < 0) {
+		fail("accept");
+		goto out;
+	}
+	M->defer = now_ns() - t0;
+	ret = 0;
+out:
+	drop(c);
+	drop(s);
+	drop(l);
+	return ret;
+}
+
 static void child(int rfd, int wfd)
 {
 	struct sockaddr_in a;
@@ -643,7 +689,7 @@ static void child(int rfd, int wfd)
 	if (tu_proto == IPPROTO_SMC) {
 		/* with no SMC device, the connections fall back to TCP */
 		if (l >= 0 && !measure_smc_rcvtimeo(l, &a) && !measure_smc_sndtimeo(&a) &&
-		    !measure_rtx(l, &a))
+		    !measure_smc_defer_accept() && !measure_rtx(l, &a))
 			measure_syn(&a);
 		goto out;
 	}
@@ -846,10 +892,28 @@ static void report_mptcp(const struct meas *m, const char *w)
 }
 
 /*
- * An SMC run: NPOINTS_SMC points. The receive and connect timeouts: not
- * shorter than their time, less a host tick (a timeout of n jiffies ends
- * after n - 1 and a fraction), at most 30 ms late; twice or half the
- * factor is 200 or 50.
+ * How late the timer wheel may end a timeout of @host_ms, in ms: a timeout
+ * of n jiffies goes to the level whose granule is 8^L jiffies, where
+ * 63 * 8^(L-1) <= n < 63 * 8^L, and is rounded up to a whole granule
+ * (at most about 12.5%: 32 ms for 1 s at HZ 250).
+ */
+static double wheel_granule_ms(double host_ms)
+{
+	double tick = ms(tick_ns());
+	double n = host_ms / tick, g = 1;
+
+	while (n >= 63 * g)
+		g *= 8;
+	return g * tick;
+}
+
+/*
+ * An SMC run: NPOINTS_SMC points. The receive and connect timeouts and the
+ * deferred accept: not shorter than their time, less a host tick (a
+ * timeout of n jiffies ends after n - 1 and a fraction), at most 30 ms
+ * late, and for the deferred accept, a 1 s wait, also the timer wheel's
+ * granule (in the root namespace a VM run measured 1027.7 ms); twice or
+ * half the factor is 200 or 50 ms, 2 or 0.5 s.
  */
 static void report_smc(const struct meas *m, int tdf, const char *w)
 {
@@ -863,6 +927,11 @@ static void report_smc(const struct meas *m, int tdf, const char *w)
 	ksft_test_result(ms(m->sndtimeo) >= lo && ms(m->sndtimeo) <= hi,
 			 "%s: SO_SNDTIMEO %d ms, non-blocking connect() unanswered: it failed after %.1f ms, in [%.1f, %.1f]\n",
 			 w, SMC_TIMEO_MS, ms(m->sndtimeo), lo, hi);
+	lo = SMC_DEFER_S * 1000 - 4.0 / tdf;
+	hi = SMC_DEFER_S * 1000 + wheel_granule_ms(SMC_DEFER_S * 1000.0 * tdf) / tdf + 30;
+	ksft_test_result(ms(m->defer) >= lo && ms(m->defer) <= hi,
+			 "%s: TCP_DEFER_ACCEPT %d s, no data: accept() returned after %.1f ms, in [%.1f, %.1f]\n",
+			 w, SMC_DEFER_S, ms(m->defer), lo, hi);
 	report_rtx(m, w);
 }
 
