@@ -116,9 +116,9 @@
  * with TCP_DEFER_ACCEPT 1 s and a connection that sends nothing: accept()
  * returns it after [1 s - a host tick, 1 s + the timer wheel's granule +
  * 30 ms] (1055.6 ms at TDF 10, 1062 ms in the root namespace, HZ 250);
- * then the retransmission
- * and initial-RTO measurements above, with the same bounds. Before the TCP socket was tied to its SMC socket's time, the 5
- * TDF-10 retransmission points failed (probe 21.1 ms, RTO 21.2 ms,
+ * then the retransmission and initial-RTO measurements above, with the
+ * same bounds. Before the TCP socket was tied to its SMC socket's time,
+ * the 5 TDF-10 retransmission points failed (probe 21.1 ms, RTO 21.2 ms,
  * backed-off 43.5 ms, tcpi_rto 20400 us, SYN 103.5 ms); before its
  * timeouts were scaled as the SMC socket's, recv() timed out after
  * 10.2 ms; before the worker's wait was scaled, connect() failed after
