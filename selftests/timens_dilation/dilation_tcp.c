@@ -772,9 +772,15 @@ static void report_rtx(const struct meas *m, const char *w)
 			 w, ms(m->syn), m->synrto);
 }
 
+/* The host's tick (a jiffy) in the time of a namespace at @tdf. */
+static double host_tick_ms(int tdf)
+{
+	return ms(tick_ns()) / tdf;
+}
+
 static void report(const struct meas *m, int tdf, const char *w)
 {
-	double tick_ms = 4.0 / tdf;	/* HZ=250: the host tick in this namespace's time */
+	double tick_ms = host_tick_ms(tdf);
 	double rt_want = 2.0 * NETEM_DELAY_MS * 1000 / tdf, med, rtmin, p_want, d_want;
 	const struct tcp_info *ti = &m->ti, *tl = &m->tidle;
 	i64 d[NDACK], r[NRT];
@@ -917,7 +923,7 @@ static double wheel_granule_ms(double host_ms)
  */
 static void report_smc(const struct meas *m, int tdf, const char *w)
 {
-	double lo = SMC_TIMEO_MS - 4.0 / tdf, hi = SMC_TIMEO_MS + 30;
+	double lo = SMC_TIMEO_MS - host_tick_ms(tdf), hi = SMC_TIMEO_MS + 30;
 
 	if (setup_failed(m->err, w, NPOINTS_SMC))
 		return;
@@ -927,7 +933,7 @@ static void report_smc(const struct meas *m, int tdf, const char *w)
 	ksft_test_result(ms(m->sndtimeo) >= lo && ms(m->sndtimeo) <= hi,
 			 "%s: SO_SNDTIMEO %d ms, non-blocking connect() unanswered: it failed after %.1f ms, in [%.1f, %.1f]\n",
 			 w, SMC_TIMEO_MS, ms(m->sndtimeo), lo, hi);
-	lo = SMC_DEFER_S * 1000 - 4.0 / tdf;
+	lo = SMC_DEFER_S * 1000 - host_tick_ms(tdf);
 	hi = SMC_DEFER_S * 1000 + wheel_granule_ms(SMC_DEFER_S * 1000.0 * tdf) / tdf + 30;
 	ksft_test_result(ms(m->defer) >= lo && ms(m->defer) <= hi,
 			 "%s: TCP_DEFER_ACCEPT %d s, no data: accept() returned after %.1f ms, in [%.1f, %.1f]\n",
