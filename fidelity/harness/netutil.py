@@ -30,23 +30,6 @@ def quickack(node):
                      "quickack", "1")
 
 
-def pin_neighbours(nodes, dev="eth0"):
-    """Give each node a permanent neighbour entry for every other one, so no
-    ARP runs during the experiment. ARP's timers are host time (the neighbour
-    tables are not dilated): a node gives up resolving an address after 3
-    host seconds, and its request and the reply cross the node's netem delay,
-    a physical RTT of TDF x the perceived one (5 s for 50 ms at TDF 100)."""
-    ends = []
-    for node in nodes:
-        link = json.loads(node.nsenter("ip", "-j", "addr", "show", "dev", dev).stdout)[0]
-        ipv4 = [a["local"] for a in link["addr_info"] if a["family"] == "inet"]
-        ends.append((node, ipv4[0], link["address"]))
-    for node, _, _ in ends:
-        for other, addr, mac in ends:
-            if other is not node:
-                node.nsenter("ip", "neigh", "replace", addr, "lladdr", mac, "dev", dev, "nud", "permanent")
-
-
 def deterministic_loss(node, every, dev="eth0"):
     """Drop every Nth IP packet arriving at node (tc gact 'random determ'): the
     same packets are lost at every TDF, unlike netem's random loss."""

@@ -27,7 +27,8 @@ got: $out"; fi
 }
 expect "wan at TDF 10: 10 Mbit/s, 400 ms each way, 2 CPUs -> 0.2 CPU" "tdf 10
 netem down dn-t limit 1000 delay 400ms 5ms rate 10Mbit
-netem up eth0 limit 1000 delay 400ms 5ms rate 10Mbit" --tdf 10 --profile wan-transcontinental-100m --cpus 2
+netem up eth0 limit 1000 delay 400ms 5ms rate 10Mbit
+neighbour eth0 times x 10 (perceived: the kernel's ARP and NDP defaults)" --tdf 10 --profile wan-transcontinental-100m --cpus 2
 expect "dsl at TDF 5/2 (ratio): asymmetric rates" "tdf 5/2
 netem down dn-t limit 300 delay 31.25ms 2.5ms rate 6400Kbit
 netem up eth0 limit 300 delay 31.25ms 2.5ms rate 400Kbit" --tdf 5/2 --profile dsl

@@ -7,7 +7,8 @@
 #   3-9 pod with tdf=10, netem=dsl and a container with a 20-CPU limit: the
 #     sandbox and the container run, TDF 10 in a time namespace of its own,
 #     cpu.max 20000 10000 (the limit read as perceived), netem down on the
-#     host end and up on the pod end scaled by 10, CNI CHECK passes, clock
+#     host end and up on the pod end scaled by 10 (and the pod end's ARP and
+#     NDP times x 10), CNI CHECK passes, clock
 #     rate 1/10 of the host's (bracketed from outside)
 #   10 a pod without annotations (same handler): untouched
 #   11, 12 a bad TDF, an unknown netem profile: the pod fails with one line
@@ -21,6 +22,7 @@ S=${CRI_TEST_SLEEP:-30}     # host seconds between two clock reads
 . "$ROOT/tests/lib/tap.sh"
 . "$ROOT/tests/lib/container.sh"
 . "$ROOT/tests/lib/cri.sh"
+. "$ROOT/tests/lib/neigh.sh"
 tap_plan 13
 cri_setup
 mkdir -p "$T/ctl" "$T/ctl2"
@@ -85,10 +87,14 @@ up=$(nsenter -t "$CPID" -n tc qdisc show dev eth0 2>&1 | grep netem)
 echo "# host end $VETH: $down"
 echo "# pod end eth0: $up"
 nm() { grep -q 'limit 300 ' <<<"$1" && grep -q 'delay 125ms  10ms' <<<"$1" && grep -q "rate $2 " <<<"$1 "; }
-if [ -n "$VETH" ] && nm "$down" 1600Kbit && nm "$up" 100Kbit; then
-	ok "veth netem scaled by 10 both ways (down 1600Kbit, up 100Kbit, delay 125ms jitter 10ms)"
+# tdf-cni multiplies the pod end's neighbour times; the host end keeps the kernel's
+nt=$(neigh_times nsenter -t "$CPID" -n eth0)
+nbad=$(neigh_dilated 10 "$([ -n "$VETH" ] && neigh_times "$VETH")" "$nt")
+echo "# pod end eth0 ARP: $(grep '^arp_cache' <<<"$nt" | cut -d' ' -f2- | tr '\n' ' ')"
+if [ -n "$VETH" ] && nm "$down" 1600Kbit && nm "$up" 100Kbit && [ -z "$nbad" ] && grep -q '^arp_cache retrans ' <<<"$nt"; then
+	ok "veth netem scaled by 10 both ways (down 1600Kbit, up 100Kbit, delay 125ms jitter 10ms), ARP/NDP times x 10 in the pod"
 else
-	notok "veth netem scaled by 10 both ways" "veth '$VETH' down '$down' up '$up'"
+	notok "veth netem scaled by 10 both ways, ARP/NDP times x 10 in the pod" "veth '$VETH' down '$down' up '$up' neighbour: $nbad"
 fi
 # CHECK per the CNI spec, with the prevResult bridge gave (CNI_* as a runtime sets them)
 NETNS=$(cri inspectp "$POD" | jq -r '.info.info | fromjson | .runtimeSpec.linux.namespaces[] | select(.type == "network") | .path')

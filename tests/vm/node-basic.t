@@ -1,10 +1,12 @@
 #!/bin/bash
 # dilated-node: what is applied (netem on both veth ends, cpu.max, io.max, TDF,
 # cgroup, addresses) is the scaled profile, and everything goes away on
-# SIGTERM, SIGINT and normal exit.
-# tdc-timeout: 150
+# SIGTERM, SIGINT and normal exit. The node's ARP and NDP times are the
+# TDF x the kernel's, so two TDF-100 nodes whose round trip (4 host seconds)
+# outlasts ARP's host-time limit (3 s) still find each other.
+# tdc-timeout: 240
 . "${TDC_ROOT:-$(dirname "$0")/../..}/tools/tests/lib.sh"
-tap_plan 17
+tap_plan 21
 
 # 1: plan works without root (runs before the environment check)
 if out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$DN" plan --tdf 10 --profile wan-transcontinental-100m --cpus 2 --name p 2>&1) &&
@@ -64,6 +66,16 @@ check "node has 10.213.0.2/24 and a default route with rto_min 2000ms" \
 	sh -c "nsenter -t $NODE_INNER -n ip -4 addr show eth0 | grep -q 'inet 10.213.0.2/24' &&
 	       nsenter -t $NODE_INNER -n ip route show default | grep -q 'rto_min lock 2s'"
 check "host bridge dnbr0 has 10.213.0.1/24" sh -c "ip -4 addr show dnbr0 | grep -q 'inet 10.213.0.1/24'"
+ref=$(neigh_times dn-b1)
+nt=$(neigh_times nsenter -t "$NODE_INNER" -n eth0)
+bad=$(neigh_dilated 10 "$ref" "$nt")
+if [ -z "$bad" ] && grep -q '^arp_cache retrans ' <<<"$nt" && grep -q '^ndisc_cache retrans ' <<<"$nt"; then
+	ok "ARP and NDP times of the node's eth0 are 10 x the host end's ($(grep '^arp_cache retrans ' <<<"$nt"))"
+else
+	notok "ARP and NDP times of the node's eth0 are 10 x the host end's" "$bad
+node: $nt
+host end: $ref"
+fi
 
 stop_node "$NODE_PID" TERM
 left=$(leftovers)
@@ -102,5 +114,40 @@ sleep 1; "$DN" cleanup
 sleep 0.5
 left=$(leftovers)
 if [ -z "$left" ]; then ok "after SIGKILL, dilated-node cleanup leaves nothing"; else notok "cleanup after SIGKILL" "$left"; fi
+
+# Two TDF-100 nodes, 10 ms perceived each way on each end (1 host s per
+# netem, 4 netems a round trip): perceived RTT 40 ms, 4 host s. Unscaled,
+# ARP gives up after mcast_probes x retrans = 3 host s. The first echo
+# waits for ARP, so it takes two round trips: 80 ms perceived (half or
+# twice the TDF in the kernel or the netem would give 160 or 40 ms).
+printf 'description = "10 ms each way"\n[link]\ndelay = "10ms"\n' >"$TMPD/far.toml"
+export READY=$TMPD/b6.ready; start_node b6 --tdf 100 --profile "$TMPD/far.toml" -- sh -c "$READY_CMD"; P6=$NODE_PID; I6=$NODE_INNER
+export READY=$TMPD/b7.ready; start_node b7 --tdf 100 --profile "$TMPD/far.toml" -- sh -c "$READY_CMD"; P7=$NODE_PID; I7=$NODE_INNER
+A6=$(nsenter -t "$I6" -n ip -4 -o addr show eth0 2>/dev/null | awk '{sub("/.*", "", $4); print $4}')
+A7=$(nsenter -t "$I7" -n ip -4 -o addr show eth0 2>/dev/null | awk '{sub("/.*", "", $4); print $4}')
+# (ping in the node's time namespace too: -T; its times are perceived)
+out=$(timeout 60 nsenter -t "$I6" -n -T ping -n -c 1 -W 1 "$A7" 2>&1)
+rtt=$(sed -n 's/.* time=\([0-9.]*\) ms.*/\1/p' <<<"$out")
+if [ -n "$rtt" ] && awk -v r="$rtt" 'BEGIN { exit !(r >= 78 && r <= 100) }'; then
+	ok "TDF 100, 40 ms perceived RTT: $A6 resolves and pings $A7, first echo ${rtt} ms (ARP + echo, 78-100)"
+else
+	notok "TDF 100, 40 ms perceived RTT: $A6 resolves and pings $A7 in 78-100 ms" "${A6:-no node b6} -> ${A7:-no node b7}: $out"
+fi
+# the control: with ARP's retrans back at the kernel's 1000 ms (host time),
+# the same echo gets no answer in 200 ms perceived (20 host s)
+nsenter -t "$I6" -n ip neigh flush dev eth0
+nsenter -t "$I7" -n ip neigh flush dev eth0
+nsenter -t "$I6" -n ip ntable change name arp_cache dev eth0 retrans 1000
+out=$(timeout 60 nsenter -t "$I6" -n -T ping -n -c 1 -W 0.2 "$A7" 2>&1); rc=$?
+echo "$out" | sed 's/^/# control: /'
+if [ "$rc" != 0 ] && ! grep -q ' time=' <<<"$out" && grep -q 'Destination Host Unreachable' <<<"$out" && [ -n "$A7" ]; then
+	ok "control: with retrans 1000 ms in host time, ARP gives up (ping exit $rc, Destination Host Unreachable)"
+else
+	notok "control: with retrans 1000 ms in host time, ARP gives up" "rc=$rc: $out"
+fi
+stop_node "$P6" TERM
+stop_node "$P7" TERM
+left=$(leftovers)
+if [ -z "$left" ]; then ok "TDF-100 pair: nothing left behind"; else notok "TDF-100 pair: nothing left behind" "$left"; fi
 [ -n "$DEV" ] && [ "${DEV#/dev/loop}" != "$DEV" ] && losetup -d "$DEV"
 exit 0

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Faults in dilated-node's setup: for every setup step (tools/node FaultSteps:
 # record, cgroup, cpu.max, io.max, bridge, veth, qdisc-down, netns, tdf,
-# veth-move, address, qdisc-up, route, running), the test-only hook
+# veth-move, address, qdisc-up, neighbour, route, running), the test-only hook
 # TDC_FAULT_AFTER=STEP makes `dilated-node run` fail right after it: the run
 # must exit non-zero with one line naming the fault, and leave nothing behind;
 # TDC_FAULT_AFTER=STEP:kill makes it SIGKILL itself there (no teardown): the
@@ -16,7 +16,7 @@
 # are failures.
 # tdc-timeout: 900
 . "${TDC_ROOT:-$(dirname "$0")/../..}/tools/tests/lib.sh"
-STEPS=(record cgroup cpu.max io.max bridge veth qdisc-down netns tdf veth-move address qdisc-up route running)
+STEPS=(record cgroup cpu.max io.max bridge veth qdisc-down netns tdf veth-move address qdisc-up neighbour route running)
 N=$((2 * ${#STEPS[@]} + 5))
 tap_plan $N
 fail_rest() { while [ "$TAP_N" -lt "$N" ]; do notok "node fault test: $1"; done; exit 0; }

@@ -26,7 +26,8 @@ const FaultEnv = "TDC_FAULT_AFTER"
 
 // FaultSteps are the setup steps of a node, in order. The cgroup steps run
 // with --cpus/--disk, the network ones without --no-net, the qdisc ones with
-// a --profile, route with --rto-min (the default route is added always).
+// a --profile, neighbour at a TDF other than 1, route with --rto-min (the
+// default route is added always).
 var FaultSteps = []string{
 	"record",     // the node's record in RunDir
 	"cgroup",     // dilated-node/NAME created
@@ -40,6 +41,7 @@ var FaultSteps = []string{
 	"veth-move",  // the peer moved into the node and renamed
 	"address",    // the node's address
 	"qdisc-up",   // netem on the node's end
+	"neighbour",  // ARP/NDP times of the node's end x TDF
 	"route",      // rto_min route and default route in the node
 	"running",    // the command runs
 }

@@ -16,6 +16,14 @@ import (
 // the same netlink message dilated-node uses. For other programs (the CNI
 // plugin tdf-cni).
 func ReplaceNetemAt(ns netns.NsHandle, ifname string, n scaling.Netem) error {
+	return atLink(ns, ifname, func(s *nl.NetlinkSocket, ifindex int) error {
+		return replaceNetem(s, ifindex, n)
+	})
+}
+
+// atLink calls fn with a netlink socket in ns and the index of its link
+// ifname, for the exported *At functions.
+func atLink(ns netns.NsHandle, ifname string, fn func(s *nl.NetlinkSocket, ifindex int) error) error {
 	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
 	if err != nil {
 		return err
@@ -30,7 +38,7 @@ func ReplaceNetemAt(ns netns.NsHandle, ifname string, n scaling.Netem) error {
 		return err
 	}
 	defer s.Close()
-	return replaceNetem(s, l.Attrs().Index, n)
+	return fn(s, l.Attrs().Index)
 }
 
 // RootNetem returns the root qdisc of ifname in ns if it is a netem (nil if

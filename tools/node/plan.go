@@ -306,6 +306,10 @@ func (p *Plan) Describe(w io.Writer) {
 		if p.Up != nil {
 			fmt.Fprintf(w, "netem up %s %s\n", p.NodeIf, p.Up)
 		}
+		if !p.TDF.IsOne() {
+			// the values are read from the kernel at run time
+			fmt.Fprintf(w, "neighbour %s times x %s (perceived: the kernel's ARP and NDP defaults)\n", p.NodeIf, p.TDF)
+		}
 		if p.RTOMinMS > 0 {
 			fmt.Fprintf(w, "rto_min %dms (perceived %s)\n", p.RTOMinMS, p.RTOMin)
 		}

@@ -41,7 +41,7 @@ func TestMakePlan(t *testing.T) {
 	for _, want := range []string{
 		"cpu.max 2000 10000 ", "io.max 8:0 rbps=40000000 wbps=max riops=max wiops=1000 ",
 		"netem down dn-t limit 300 delay 125ms 10ms rate 1600Kbit\n", "netem up eth0 limit 300 delay 125ms 10ms rate 100Kbit\n",
-		"rto_min 2000ms", "host 10.213.0.1/24",
+		"rto_min 2000ms", "host 10.213.0.1/24", "\nneighbour eth0 times x 10 (perceived: the kernel's ARP and NDP defaults)\n",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("missing %q in\n%s", want, b.String())

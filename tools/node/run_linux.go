@@ -464,6 +464,22 @@ func (r *runner) setupNodeNet(peer string, pid int) error {
 			return err
 		}
 	}
+	if !p.TDF.IsOne() {
+		// before the link is up, so that no neighbour is resolved on host time
+		s, err := nl.GetNetlinkSocketAt(ns, netns.None(), unix.NETLINK_ROUTE)
+		if err != nil {
+			return err
+		}
+		set, err := dilateNeighbourTimes(s, l.Attrs().Index, p.TDF)
+		s.Close()
+		if err != nil {
+			return fmt.Errorf("%s in node: %v", p.NodeIf, err)
+		}
+		r.logf("%s", describeNeighbourTimes(p.NodeIf, set))
+		if err := faultAfter("neighbour"); err != nil {
+			return err
+		}
+	}
 	if err := h.LinkSetUp(l); err != nil {
 		return err
 	}

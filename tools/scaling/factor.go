@@ -1,12 +1,14 @@
 // Package scaling is the single place that turns a description of a machine and
 // a network link AS PERCEIVED inside a time-dilated namespace into the physical
-// parameters (cgroup v2 cpu.max and io.max, netem on a veth, TCP rto_min) that
-// make a namespace running at a given time dilation factor (TDF) perceive it.
+// parameters (cgroup v2 cpu.max and io.max, netem on a veth, TCP rto_min, the
+// times of the node's neighbour tables) that make a namespace running at a
+// given time dilation factor (TDF) perceive it.
 //
 // Inside a namespace at TDF t, one perceived second lasts t real seconds.
 // Therefore:
 //
-//   - durations (netem delay, jitter, slot, TCP rto_min) are multiplied by t,
+//   - durations (netem delay, jitter, slot, TCP rto_min, ARP/NDP times) are
+//     multiplied by t,
 //   - rates (netem rate, io.max rbps/wbps/riops/wiops) are divided by t,
 //   - CPU shares are divided by the scale factor s (s defaults to t; DieCast
 //     lets s differ from t, the perceived CPU capacity is then cpus*t/s),

@@ -344,6 +344,30 @@ func ScaleRTOMin(tdf Factor, perceived Duration) (uint32, error) {
 	return uint32(v.Uint64()), nil
 }
 
+// MaxNeighbourTimeMS is the longest neighbour-table time (ARP, NDP) this
+// package asks for. The kernel keeps those times in jiffies in an int:
+// 2^31-1 jiffies, which at HZ=1000, the highest HZ, is about 24.8 days.
+// A longer value would be truncated by the kernel, not refused.
+const MaxNeighbourTimeMS = 1<<31 - 1
+
+// ScaleNeighbourTimeMS returns the physical value, in whole milliseconds, of
+// one of a node's neighbour-table times (the interval between ARP or
+// neighbour solicitations, the reachable time, the delay before the first
+// probe...) whose perceived value is perceivedMS. The kernel counts them in
+// jiffies, so the millisecond rounding is finer than what it keeps.
+func ScaleNeighbourTimeMS(tdf Factor, perceivedMS uint64) (uint64, error) {
+	ms := new(big.Rat).Mul(new(big.Rat).SetFrac(new(big.Int).SetUint64(perceivedMS), big.NewInt(1)), tdf.Rat())
+	v := roundRat(ms)
+	if v.Cmp(big.NewInt(MaxNeighbourTimeMS)) > 0 {
+		return 0, fmt.Errorf("%dms at TDF %s is %sms physically, above the kernel's limit for neighbour-table times (%dms)",
+			perceivedMS, tdf, v, int64(MaxNeighbourTimeMS))
+	}
+	if v.Sign() == 0 && perceivedMS > 0 {
+		return 0, fmt.Errorf("%dms at TDF %s is below 1ms physically (neighbour-table times are set in whole ms)", perceivedMS, tdf)
+	}
+	return v.Uint64(), nil
+}
+
 // relErr is |exact - rounded| / exact.
 func relErr(exact *big.Rat, rounded *big.Int) float64 {
 	if exact.Sign() == 0 {

@@ -328,6 +328,35 @@ func TestScaleRTOMin(t *testing.T) {
 	}
 }
 
+func TestScaleNeighbourTimeMS(t *testing.T) {
+	for _, c := range []struct {
+		tdf  string
+		in   uint64
+		want uint64
+	}{
+		{"1", 1000, 1000},
+		{"10", 1000, 10000},
+		{"100", 30000, 3000000},
+		{"5/2", 5000, 12500},
+		{"1/1000", 800, 1}, // 0.8 ms rounds to 1
+		{"1000", 60000, 60000000},
+		{"7", 0, 0}, // a zero delay (anycast_delay) stays zero
+		{"1000", 2147483, 2147483000},
+	} {
+		got, err := ScaleNeighbourTimeMS(MustFactor(c.tdf), c.in)
+		if err != nil || got != c.want {
+			t.Errorf("TDF %s, %dms: %d %v, want %d", c.tdf, c.in, got, err, c.want)
+		}
+	}
+	// 2147484ms x 1000 would be truncated by the kernel's int of jiffies
+	if v, err := ScaleNeighbourTimeMS(MustFactor("1000"), 2147484); err == nil {
+		t.Errorf("2147484ms at TDF 1000 accepted: %d", v)
+	}
+	if v, err := ScaleNeighbourTimeMS(MustFactor("1/1000"), 400); err == nil {
+		t.Errorf("0.4ms accepted as %d", v)
+	}
+}
+
 func TestFormat(t *testing.T) {
 	for in, want := range map[int64]string{10e6: "10Mbit", 1500: "1500bit", 800: "800bit", 2.5e9: "2500Mbit", 1.6e6: "1600Kbit", 100e3: "100Kbit", 1e9: "1Gbit", 1234567890: "1234.568Mbit"} {
 		if got := FormatBits(big.NewRat(in, 1)); got != want {

@@ -6,6 +6,7 @@ ROOT=${TDC_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 DN=$ROOT/tools/bin/dilated-node
 export DILATED_NODE_PROFILES=$ROOT/netem-profiles
 . "$ROOT/tests/lib/tap.sh"
+. "$ROOT/tests/lib/neigh.sh"
 TMPD=$(mktemp -d /tmp/dn-test.XXXXXX)
 OUT=${TDC_OUT:-$TMPD}
 

@@ -3,14 +3,17 @@
 // annotation io.github.time-dilated-containers.netem names a profile of
 // netem-profiles/, io.github.time-dilated-containers.tdf the TDF, and
 // tdfctl/scaling turns it into two netem qdiscs, "down" on the host end of
-// the veth (towards the pod) and "up" on the pod's interface. It runs after
-// an interface plugin (bridge, ptp) whose result names both ends, and needs
-// the capability io.kubernetes.cri.pod-annotations (containerd >= 1.6,
-// CRI-O). Pods without the netem annotation pass through untouched.
+// the veth (towards the pod) and "up" on the pod's interface; the times of
+// the pod interface's ARP and NDP tables are multiplied by the TDF (the
+// kernel runs them on host time). It runs after an interface plugin (bridge,
+// ptp) whose result names both ends, and needs the capability
+// io.kubernetes.cri.pod-annotations (containerd >= 1.6, CRI-O). Pods without
+// the netem annotation pass through untouched.
 //
-// ADD installs the qdiscs and passes the previous result on; CHECK verifies
-// them; DEL removes them (a missing namespace or link is not an error, and
-// the interface plugin's DEL then removes the veth).
+// ADD installs the qdiscs, sets the neighbour times (entries already made by
+// then keep their running timer once) and passes the previous result on;
+// CHECK verifies the qdiscs; DEL removes them (a missing namespace or link is
+// not an error, and the interface plugin's DEL then removes the veth).
 package main
 
 import (
@@ -97,6 +100,12 @@ func cmdAdd(args *skel.CmdArgs) error {
 		}
 		if err := node.ReplaceNetemAt(ns, pod, pl.Up); err != nil {
 			return fmt.Errorf("netem on %s in the pod (up): %v", pod, err)
+		}
+		if !pl.TDF.IsOne() {
+			// ARP and NDP on the pod's clock, as dilated-node does
+			if _, err := node.DilateNeighbourTimesAt(ns, pod, pl.TDF); err != nil {
+				return fmt.Errorf("%s in the pod: %v", pod, err)
+			}
 		}
 	}
 	return types.PrintResult(res, c.CNIVersion)
