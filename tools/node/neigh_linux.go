@@ -19,8 +19,6 @@ const (
 	ndtaParms = 6 // NDTA_PARMS: nested NDTPA_*
 
 	ndtpaIfindex = 1 // NDTPA_IFINDEX: absent in the table's defaults
-
-	nlaTypeMask = ^uint16(unix.NLA_F_NESTED | 0x4000) // NLA_TYPE_MASK: without NLA_F_NESTED, NLA_F_NET_BYTEORDER
 )
 
 // neighbourTimes are the NDTPA_* attributes that are times (u64 ms), with the
@@ -162,9 +160,9 @@ func neighbourDefaults(s *nl.NetlinkSocket, family uint8, name string) (map[uint
 		var tname string
 		var parms []byte
 		for _, a := range attrs {
-			switch a.Attr.Type & nlaTypeMask {
+			switch a.Attr.Type & nl.NLA_TYPE_MASK {
 			case ndtaName:
-				tname = string(trimNul(a.Value))
+				tname = strings.TrimRight(string(a.Value), "\x00")
 			case ndtaParms:
 				parms = a.Value
 			}
@@ -179,11 +177,11 @@ func neighbourDefaults(s *nl.NetlinkSocket, family uint8, name string) (map[uint
 		times := map[uint16]uint64{}
 		dev := false
 		for _, a := range pattrs {
-			if a.Attr.Type&nlaTypeMask == ndtpaIfindex {
+			if a.Attr.Type&nl.NLA_TYPE_MASK == ndtpaIfindex {
 				dev = true
 			}
 			if len(a.Value) == 8 {
-				times[a.Attr.Type&nlaTypeMask] = binary.NativeEndian.Uint64(a.Value)
+				times[a.Attr.Type&nl.NLA_TYPE_MASK] = binary.NativeEndian.Uint64(a.Value)
 			}
 		}
 		if !dev { // the table's own message, not an interface's
@@ -191,11 +189,4 @@ func neighbourDefaults(s *nl.NetlinkSocket, family uint8, name string) (map[uint
 		}
 	}
 	return nil, nil
-}
-
-func trimNul(b []byte) []byte {
-	for len(b) > 0 && b[len(b)-1] == 0 {
-		b = b[:len(b)-1]
-	}
-	return b
 }

@@ -450,14 +450,14 @@ func (r *runner) setupNodeNet(peer string, pid int) error {
 	if err := faultAfter("address"); err != nil {
 		return err
 	}
+	// one socket in the node for the messages the library does not build
+	s, err := nl.GetNetlinkSocketAt(ns, netns.None(), unix.NETLINK_ROUTE)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
 	if p.Up != nil {
-		s, err := nl.GetNetlinkSocketAt(ns, netns.None(), unix.NETLINK_ROUTE)
-		if err != nil {
-			return err
-		}
-		err = replaceNetem(s, l.Attrs().Index, *p.Up)
-		s.Close()
-		if err != nil {
+		if err := replaceNetem(s, l.Attrs().Index, *p.Up); err != nil {
 			return fmt.Errorf("netem on %s in node: %v (is sch_netem available?)", p.NodeIf, err)
 		}
 		if err := faultAfter("qdisc-up"); err != nil {
@@ -466,12 +466,7 @@ func (r *runner) setupNodeNet(peer string, pid int) error {
 	}
 	if !p.TDF.IsOne() {
 		// before the link is up, so that no neighbour is resolved on host time
-		s, err := nl.GetNetlinkSocketAt(ns, netns.None(), unix.NETLINK_ROUTE)
-		if err != nil {
-			return err
-		}
 		set, err := dilateNeighbourTimes(s, l.Attrs().Index, p.TDF)
-		s.Close()
 		if err != nil {
 			return fmt.Errorf("%s in node: %v", p.NodeIf, err)
 		}
