@@ -10,7 +10,7 @@
 ROOT=${TDC_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 DN=$ROOT/tools/bin/dilated-node
 export DILATED_NODE_PROFILES=$ROOT/netem-profiles
-N=49; n=0
+N=51; n=0
 echo "TAP version 13"; echo "1..$N"
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | sed 's/^/# /' | head -10; }
@@ -54,6 +54,11 @@ bad() { # bad NAME REGEX ARGS...
 printf 'description = "x"\n[link]\nrate = "1mbit"\n\n[down]\nlatency = "1ms"\n' > "$T/x.toml"
 bad "unknown key, with file and line" "x.toml:6: unknown key \"down.latency\"" --tdf 10 --profile "$T/x.toml"
 bad "TDF out of range" "TDF" --tdf 0.0001
+printf 'description = "x"\n[link]\ndelay = "10ms"\nloss = "0.1%%"\n[up]\nseed = 42\n' > "$T/seeded.toml"
+expect "a seed is not scaled: TDF 10 keeps [up]'s 42, [down] has none" "netem down dn-t limit 1000 delay 100ms loss 0.1%
+netem up eth0 limit 1000 delay 100ms loss 0.1% seed 42" --tdf 10 --profile "$T/seeded.toml"
+printf 'description = "x"\n[link]\nloss = "1%%"\nseed = -3\n' > "$T/badseed.toml"
+bad "negative seed, with file and line" "badseed.toml:4: seed = -3 out of range" --tdf 10 --profile "$T/badseed.toml"
 bad "rate x TDF beyond netem" "10gbe-dc.toml:5: .*above" --tdf 1/2 --profile 10gbe-dc
 bad "CPU share above the machine" "above" --tdf 1 --cpus 1000
 bad "io.max cannot represent 0.5 IOPS" "cannot represent" --tdf 10 --disk 8:0,riops=5

@@ -6,7 +6,7 @@
 # outlasts ARP's host-time limit (3 s) still find each other.
 # tdc-timeout: 240
 . "${TDC_ROOT:-$(dirname "$0")/../..}/tools/tests/lib.sh"
-tap_plan 21
+tap_plan 22
 
 # 1: plan works without root (runs before the environment check)
 if out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$DN" plan --tdf 10 --profile wan-transcontinental-100m --cpus 2 --name p 2>&1) &&
@@ -104,8 +104,13 @@ check "exit status of the command is returned (7), TDF 5/2 seen inside" test "$r
 left=$(leftovers)
 if [ -z "$left" ]; then ok "normal exit: nothing left behind"; else notok "normal exit: nothing left behind" "$left"; fi
 
-# two nodes at once, then a SIGKILLed one is cleaned by 'cleanup'
-export READY=$TMPD/b4.ready; start_node b4 --tdf 10 -- sh -c "$READY_CMD"; P4=$NODE_PID; I4=$NODE_INNER
+# two nodes at once, then a SIGKILLed one is cleaned by 'cleanup'; b4's
+# profile seeds netem's random number generator, each direction its own seed
+printf 'description = "seeded"\n[link]\ndelay = "1ms"\n[down]\nseed = 11\n[up]\nseed = 9223372036854775807\n' >"$TMPD/seeded.toml"
+export READY=$TMPD/b4.ready; start_node b4 --tdf 10 --profile "$TMPD/seeded.toml" -- sh -c "$READY_CMD"; P4=$NODE_PID; I4=$NODE_INNER
+seeds="$("$ROOT/tools/tests/netem-seed" dn-b4 2>&1) $(nsenter -t "$I4" -n "$ROOT/tools/tests/netem-seed" eth0 2>&1)"
+check "seeded profile: the kernel's netem seeds are 11 (host end) and 2^63-1 (node end), got $seeds" \
+	test "$seeds" = "11 9223372036854775807"
 export READY=$TMPD/b5.ready; start_node b5 --tdf 10 -- sh -c "$READY_CMD"; P5=$NODE_PID
 check "two nodes share dnbr0 and reach each other" nsenter -t "$I4" -n ping -c 1 -W 5 10.213.0.3
 stop_node "$P4" TERM

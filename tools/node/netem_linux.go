@@ -15,12 +15,13 @@ const (
 	tcaNetemLatency64 = 10
 	tcaNetemJitter64  = 11
 	tcaNetemSlot      = 12
+	tcaNetemPrngSeed  = 14 // TCA_NETEM_PRNG_SEED (Linux 6.3)
 )
 
 // replaceNetem installs netem as the root qdisc of ifindex through sock (a
 // netlink socket in the right network namespace). The library's Netem type
-// lacks 64-bit delays and slots, so the message is built here with its nl
-// helpers.
+// lacks 64-bit delays, slots and the PRNG seed, so the message is built here
+// with its nl helpers.
 func replaceNetem(sock *nl.NetlinkSocket, ifindex int, n scaling.Netem) error {
 	req := nl.NewNetlinkRequest(unix.RTM_NEWQDISC, unix.NLM_F_CREATE|unix.NLM_F_REPLACE|unix.NLM_F_ACK)
 	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Socket: sock}}
@@ -96,6 +97,9 @@ func replaceNetem(sock *nl.NetlinkSocket, ifindex int, n scaling.Netem) error {
 		binary.NativeEndian.PutUint32(b[16:], n.SlotPackets)
 		binary.NativeEndian.PutUint32(b[20:], n.SlotBytes)
 		options.AddRtAttr(tcaNetemSlot, b)
+	}
+	if n.Seed != nil {
+		options.AddRtAttr(tcaNetemPrngSeed, nl.Uint64Attr(*n.Seed))
 	}
 	req.AddData(options)
 	_, err := req.Execute(unix.NETLINK_ROUTE, 0)

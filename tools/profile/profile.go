@@ -90,6 +90,7 @@ type dirSpec struct {
 	SlotBytes            *int64  `toml:"slot_bytes"`
 	PacketOverhead       *int64  `toml:"packet_overhead"`
 	ECN                  *bool   `toml:"ecn"`
+	Seed                 *int64  `toml:"seed"`
 }
 
 type fileSpec struct {
@@ -105,7 +106,7 @@ var expected = map[string]string{
 	"rate": `a string such as "100mbit"`, "delay": `a string such as "40ms"`, "jitter": `a string such as "1ms"`,
 	"slot": `a string such as "2ms"`, "slot_max": `a string such as "4ms"`,
 	"limit": `an integer (packets)`, "slot_packets": `an integer`, "slot_bytes": `an integer`,
-	"packet_overhead": `an integer (bytes)`, "ecn": `true or false`,
+	"packet_overhead": `an integer (bytes)`, "ecn": `true or false`, "seed": `an integer`,
 	"link": `a table [link]`, "up": `a table [up]`, "down": `a table [down]`,
 }
 
@@ -370,6 +371,7 @@ func (p *Profile) merge(dir string, base, over *dirSpec) (scaling.Link, error) {
 	intField("slot_packets", func(d *dirSpec) *int64 { return d.SlotPackets }, 1, 1<<31-1, func(v int64) { l.SlotPackets = uint32(v) })
 	intField("slot_bytes", func(d *dirSpec) *int64 { return d.SlotBytes }, 1, 1<<31-1, func(v int64) { l.SlotBytes = uint32(v) })
 	intField("packet_overhead", func(d *dirSpec) *int64 { return d.PacketOverhead }, -1<<15, 1<<15, func(v int64) { l.PacketOverhead = int32(v) })
+	intField("seed", func(d *dirSpec) *int64 { return d.Seed }, 0, 1<<63-1, func(v int64) { s := uint64(v); l.Seed = &s })
 	if t := pick("distribution", func(d *dirSpec) bool { return d.Distribution != nil }); t != "" {
 		l.Distribution = *src(t).Distribution
 	}

@@ -94,6 +94,29 @@ loss = "0%"
 	}
 }
 
+// A [link] seed reaches both directions; [up] or [down] sets its own, so the
+// two directions can draw independent losses; no seed leaves it to the kernel.
+func TestSeed(t *testing.T) {
+	src := `description = "x"
+[link]
+loss = "1%"
+seed = 7
+[up]
+seed = 9223372036854775807
+`
+	p, err := Parse("x", "x.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Down.Seed == nil || *p.Down.Seed != 7 || p.Up.Seed == nil || *p.Up.Seed != 1<<63-1 {
+		t.Errorf("seeds: down %v up %v", p.Down.Seed, p.Up.Seed)
+	}
+	p, err = Parse("x", "x.toml", []byte("description = \"x\"\n[link]\nloss = \"1%\"\n"))
+	if err != nil || p.Down.Seed != nil || p.Up.Seed != nil {
+		t.Errorf("no seed in the file: %v, %v %v", err, p.Down.Seed, p.Up.Seed)
+	}
+}
+
 func TestErrors(t *testing.T) {
 	cases := []struct{ src, want string }{
 		{"description = \"x\"\n[link]\nrate = \"10mbit\"\nfoo = 1\n", `x.toml:4: unknown key "link.foo"`},
@@ -106,6 +129,8 @@ func TestErrors(t *testing.T) {
 		{"description = \"x\"\n[link]\ndelay = \"40\"\n", `x.toml:3: `},
 		{"description = \"x\"\n[link]\nlimit = 0\n", `x.toml:3: limit = 0 out of range`},
 		{"description = \"x\"\n[link]\nlimit = \"1000\"\n", `x.toml:3: link.limit: wrong type`},
+		{"description = \"x\"\n[link]\nloss = \"1%\"\n[up]\nseed = -1\n", `x.toml:5: seed = -1 out of range`},
+		{"description = \"x\"\n[link]\nseed = \"7\"\n", `x.toml:3: link.seed: wrong type, expected an integer`},
 		{"description = \"x\"\n[link]\ndelay = \"1ms\"\n\njitter = \"2ms\"\n", `x.toml:5: [down] jitter (2ms) must not exceed delay (1ms)`},
 		{"description = \"x\"\n[link]\ndelay = \"10ms\"\n[up]\nloss_correlation = \"5%\"\n", `x.toml:5: [up] loss_correlation needs a non-zero loss`},
 		{"[link]\nrate = \"1mbit\"\n", `x.toml:1: missing description`},

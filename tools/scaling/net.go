@@ -29,6 +29,10 @@ type Link struct {
 	SlotBytes            uint32
 	PacketOverhead       int32 // bytes added per packet for the rate computation
 	ECN                  bool  // mark ECN-capable packets instead of dropping (needs Loss)
+	// Seed seeds netem's random number generator (loss, duplicate, corrupt,
+	// reorder, jitter), so that a run can be repeated with the same packets
+	// lost, at any TDF; nil: the kernel picks a random seed.
+	Seed *uint64
 }
 
 // Netem is one netem qdisc, physical parameters (what is configured).
@@ -53,6 +57,7 @@ type Netem struct {
 	SlotBytes            uint32
 	PacketOverhead       int32
 	ECN                  bool
+	Seed                 *uint64 // nil: the kernel picks one
 }
 
 // NetemDefaultLimit is netem's default queue limit in packets.
@@ -173,7 +178,7 @@ func ScaleLink(tdf Factor, l Link, lim Limits) (Netem, []string, error) {
 		Corrupt: l.Corrupt, CorruptCorrelation: l.CorruptCorrelation,
 		Reorder: l.Reorder, ReorderCorrelation: l.ReorderCorrelation,
 		Distribution: l.Distribution, Limit: l.Limit, SlotPackets: l.SlotPackets, SlotBytes: l.SlotBytes,
-		PacketOverhead: l.PacketOverhead, ECN: l.ECN,
+		PacketOverhead: l.PacketOverhead, ECN: l.ECN, Seed: l.Seed,
 	}
 	if n.Limit == 0 {
 		n.Limit = NetemDefaultLimit
@@ -306,6 +311,9 @@ func (n Netem) String() string {
 		if n.SlotBytes > 0 {
 			add("bytes %d", n.SlotBytes)
 		}
+	}
+	if n.Seed != nil {
+		add("seed %d", *n.Seed)
 	}
 	return strings.Join(b, " ")
 }

@@ -161,6 +161,29 @@ func TestScaleLinkPercentagesUnchanged(t *testing.T) {
 	}
 }
 
+// The seed is not a duration or a rate: every TDF gets the same one, which
+// is what lets a run at one TDF lose the same packets as at another.
+func TestScaleLinkSeedUnchanged(t *testing.T) {
+	seed := uint64(1<<63 - 1)
+	l := Link{Delay: MustDuration("40ms"), Loss: MustPercent("0.01%"), Seed: &seed}
+	for _, tdf := range []string{"1", "10", "1000", "1/1000"} {
+		n, _, err := ScaleLink(MustFactor(tdf), l, DefaultLimits)
+		if err != nil {
+			t.Fatalf("TDF %s: %v", tdf, err)
+		}
+		if n.Seed == nil || *n.Seed != seed {
+			t.Errorf("TDF %s: seed %v, want %d", tdf, n.Seed, seed)
+		}
+		if !strings.HasSuffix(n.String(), " loss 0.01% seed 9223372036854775807") {
+			t.Errorf("TDF %s: String() = %q", tdf, n.String())
+		}
+	}
+	n, _, err := ScaleLink(MustFactor("10"), Link{Loss: MustPercent("1%")}, DefaultLimits)
+	if err != nil || n.Seed != nil || strings.Contains(n.String(), "seed") {
+		t.Errorf("no seed: %v, %v, %q", err, n.Seed, n.String())
+	}
+}
+
 func roundRatR(r *big.Rat) *big.Rat { return new(big.Rat).SetInt(roundRat(r)) }
 
 func TestScaleLinkErrors(t *testing.T) {
