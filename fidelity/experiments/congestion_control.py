@@ -12,20 +12,30 @@ and BBR's windows on the socket's namespace time. On a kernel where they run
 on host time CUBIC's window grows TDF times faster per perceived round trip
 and this experiment fails for CUBIC.
 
+Common random numbers: repetition r of every TDF runs with the same netem
+seeds (a seed per shaped direction, the profile's `seed`), so the random
+loss is the same sequence of draws at every TDF. With a seed of its own per
+run, one 15-20 s run's goodput varies by 25-36% (the control below), and a
+±5% criterion would need about 40 long runs per point; paired, a TDF-k run
+is compared with the TDF-1 run that lost the same packets, as long as the
+two send the same packets. The loss is still random: each repetition has
+other seeds.
+
 Host-time cost (QEMU TCG, 2 vCPUs): a run of T perceived seconds at TDF k
 takes k*T host seconds plus node set-up (~5 s a pair). TDF 1 runs one at a
-time (at 40 Mbit/s the emulated machine is busy); at a dilated TDF every
-congestion control and repetition of one (flows, loss) runs at once on
-separate node pairs (their physical rates are k times lower: 9 pairs at TDF
-10 carry 36 Mbit/s together). The full run, T = 30 s, 3 repetitions, per
-(flows, loss), 6 of them: 9 x 35 s at TDF 1 + ~350 s at TDF 10 + ~3050 s at
-TDF 100 = ~63 min, ~6.3 h in all; then the fast links, Reno and CUBIC at
-once, T = 20 s: 1 Gbit/s at TDF 100 ~35 min, 10 Gbit/s at TDF 1000 ~5.6 h.
-About 12.5 h: a session runs parts, selected with FIDELITY_CC (plan()),
-e.g. TDF 1 and 10 only (~2 x 6 min per (flows, loss) with T = 15 s).
+time (at 40 Mbit/s the emulated machine is busy); at a dilated TDF the runs
+of every (flows, loss) go in batches on separate node pairs, each batch at
+most BATCH_MBIT physical Mbit/s (12 pairs at TDF 10, all 54 at TDF 100,
+with the 1 Gbit/s CUBIC-against-Reno pair of the fast links). The full run,
+T = 4 + 16 s, 3 repetitions: 54 x 23 s at TDF 1 and as much again for
+the control (ref_again: TDF 1 with the same seeds once more), 5 x ~230 s at
+TDF 10, ~2400 s at TDF 100: about 105 min; the 10 Gbit/s pair at TDF 1000
+adds ~5.6 h (FIDELITY_CC='fast=1000' leaves it out).
 --short, the test suite's variant: CUBIC and Reno, TDF 1 and 10, ~3 min.
 """
+import json
 import os
+from collections import namedtuple
 from pathlib import Path
 
 import numpy as np
@@ -41,18 +51,31 @@ MEAN_TOL, KS_MAX = 0.05, 0.10
 SHORT_TOL = 0.15
 
 FULL = {"ccs": ["reno", "cubic", "bbr"], "flows": [1, 10], "losses": [0.0, 0.01, 0.1], "tdfs": [1, 10, 100],
-        "rate": 40, "rtt": 80, "seconds": 30, "reps": 3, "determ": False, "fast": True,
-        "fast_seconds": 20, "tol": MEAN_TOL, "ks": KS_MAX, "hops": 1, "omit": 0}
+        "rate": 40, "rtt": 80, "seconds": 16, "reps": 3, "determ": False, "seeded": True, "fast": [1000, 10000],
+        "tol": MEAN_TOL, "ks": KS_MAX, "hops": 1, "omit": 4, "batch_mbit": 50, "ref_again": True, "raw": "",
+        "raw_again": ""}
 # the test suite's variant: CUBIC (and Reno) at TDF 1 and 10, deterministic
 # loss (every 1000th data packet): nearly the same run at every TDF; the
 # first 4 s (slow start and the first recoveries, where TDF 1's emulated
 # machine, busy at 40 Mbit/s, shapes the ramp: iperf3 -O) are left out
 SHORT = {"ccs": ["cubic", "reno"], "flows": [1], "losses": [0.1], "tdfs": [1, 10], "rate": 40, "rtt": 100,
-         "seconds": 8, "reps": 1, "determ": True, "fast": False, "tol": SHORT_TOL, "ks": None, "hops": 1,
-         "omit": 4}
-# perceived links beyond the VM: (Mbit/s, TDF), CUBIC against Reno, 0.01% loss
-FAST = [(1000, 100), (10000, 1000)]
+         "seconds": 8, "reps": 1, "determ": True, "seeded": False, "fast": [], "tol": SHORT_TOL, "ks": None,
+         "hops": 1, "omit": 4, "batch_mbit": 50, "ref_again": False, "raw": "", "raw_again": ""}
+# perceived links beyond the VM (Mbit/s in "fast"), CUBIC against Reno at
+# FAST_LOSS, each at the TDF that makes it FAST_PHYS_MBIT physically
+FAST_PHYS_MBIT = 10
 FAST_LOSS = 0.01
+# batch_mbit (default): half of the ~100 Mbit/s one flow fills undilated in
+# this VM (beyond-machine's R_max), so that a batch's own load does not limit it.
+# ref_again: TDF 1 measured a second time with the same seeds, the control
+# that says how far TDF 1 reproduces itself (the yardstick of a TDF-k
+# difference). raw: analyse the runs of an earlier run's NAME-raw.jsonl
+# instead of measuring (raw_again: the TDF-1 runs of another such file as
+# the second TDF-1 measurement).
+
+
+# one run: congestion control, flows, loss %, repetition, perceived Mbit/s
+Spec = namedtuple("Spec", "cc flows loss rep rate")
 
 
 def _parse(v):
@@ -80,6 +103,7 @@ def plan(short):
             raise ValueError(f"FIDELITY_CC: unknown key {k} (one of {', '.join(p)})")
         vals = _parse(v)
         p[k] = vals if isinstance(p[k], list) else vals[0]
+    p["fast"] = [x for x in p["fast"] if x not in ("", "none", False)]  # fast=none (or false): no fast links
     return p
 
 
@@ -88,68 +112,152 @@ def criterion(short):
     others = " and ".join(str(t) for t in p["tdfs"][1:])
     loss = "deterministic loss" if p["determ"] else "random loss per hop"
     c = (f"{', '.join(p['ccs'])}; {' and '.join(map(str, p['flows']))} flow(s); perceived {p['rate']} Mbit/s, "
-         f"{p['rtt']} ms RTT, {loss} {', '.join(f'{x:g}%' for x in p['losses'])}; {p['seconds']} s x {p['reps']}"
+         f"{p['rtt']} ms RTT, {loss} {', '.join(f'{x:g}%' for x in p['losses'])}"
+         + (" (repetition r: the same netem seeds at every TDF)" if p["seeded"] and not p["determ"] else "")
+         + f"; {p['seconds']} s x {p['reps']}"
          + (f" (the first {p['omit']} s left out)" if p["omit"] else "") + ": "
          f"per congestion control, flows and loss, the mean perceived goodput at TDF {others} is within "
          f"±{p['tol']:.0%} of TDF 1's")
     if p["ks"]:
         c += f", and the per-second goodputs' KS distance D to TDF 1's is at most {p['ks']}"
     if p["fast"]:
-        c += ("; then perceived 1 Gbit/s (TDF 100) and 10 Gbit/s (TDF 1000), CUBIC against Reno "
-              f"({FAST_LOSS}% loss): CUBIC's goodput above Reno's (reported; no TDF-1 reference exists)")
+        links = " and ".join(f"{r / 1000:g} Gbit/s (TDF {r // FAST_PHYS_MBIT})" for r in p["fast"])
+        c += (f"; then perceived {links}, CUBIC against Reno ({FAST_LOSS}% loss): CUBIC's goodput above "
+              "Reno's (reported; no TDF-1 reference exists)")
     return c
 
 
-def _pair(ctx, tb, i, tdf, cc, nflows, loss, rate, rtt, seconds, determ, hops=1, omit=0):
-    """Sender/receiver node pair number i, held; returns the receiver.
+def _seeds(rep):
+    """netem seeds of repetition rep: (sender down, sender up, receiver down,
+    receiver up), the same at every TDF."""
+    return tuple(1000 * (rep + 1) + k for k in range(1, 5))
+
+
+def _pair(ctx, tb, i, tdf, spec, p):
+    """Sender/receiver node pair number i for spec, held; returns the receiver.
     hops 1: the sender's profile shapes the link (data and ACKs each cross
     one lossy hop); hops 2: both nodes have it, with half the delay (each
     direction crosses two lossy hops, as between two dilated-node nodes)."""
+    rate, rtt, hops, loss = spec.rate, p["rtt"], p["hops"], spec.loss
     bdp = rate * 1e6 * rtt / 1e3 / (1514 * 8)
     limit = int(2 * bdp) + 200  # the delay line plus a BDP of queue
     work = tb.work / f"pair{i}"
     work.mkdir(parents=True, exist_ok=True)
-    link = {"rate": f"{rate}mbit", "delay": f"{rtt * 500 // hops}us", "limit": limit}
-    prof = write_profile(work / "link.toml", f"{rate} Mbit/s, {rtt} ms RTT, loss {loss}%", **link)
-    if loss and not determ:  # netem random loss on both directions (write_profile has no loss key)
-        text = Path(prof).read_text()
-        Path(prof).write_text(text.replace("[link]\n", f'[link]\nloss = "{loss:g}%"\n', 1))
+    random_loss = f"{loss:g}%" if loss and not p["determ"] else None
+    seeds = _seeds(spec.rep) if random_loss and p["seeded"] else (None,) * 4
+
+    def profile(name, down_seed, up_seed):
+        return write_profile(work / name, f"{rate} Mbit/s, {rtt} ms RTT, loss {loss}%", rate=f"{rate}mbit",
+                             delay=f"{rtt * 500 // hops}us", limit=limit, loss=random_loss,
+                             down={"seed": down_seed} if down_seed is not None else None,
+                             up={"seed": up_seed} if up_seed is not None else None)
     a = 50 + 2 * i  # 10.213.0.50..: other experiments use .20-.41
-    snd = tb.node(f"ccs{i}", tdf, ["iperf3", "-s", "-1"], profile=prof, addr=f"10.213.0.{a + 1}/24")
-    snd.nsenter("sysctl", "-qw", f"net.ipv4.tcp_congestion_control={cc}", check=False)
-    cmd = ["iperf3", "-c", f"10.213.0.{a + 1}", "-R", "-C", cc, "-P", nflows, "-t", seconds, "-O", omit,
-           "-i", "1", "-J"]
-    rcv = tb.node(f"ccr{i}", tdf, cmd, addr=f"10.213.0.{a}/24", hold=True, profile=prof if hops == 2 else None)
-    if loss and determ:
+    snd = tb.node(f"ccs{i}", tdf, ["iperf3", "-s", "-1"], profile=profile("sender.toml", *seeds[:2]),
+                  addr=f"10.213.0.{a + 1}/24")
+    snd.nsenter("sysctl", "-qw", f"net.ipv4.tcp_congestion_control={spec.cc}", check=False)
+    cmd = ["iperf3", "-c", f"10.213.0.{a + 1}", "-R", "-C", spec.cc, "-P", spec.flows, "-t", p["seconds"],
+           "-O", p["omit"], "-i", "1", "-J"]
+    rcv = tb.node(f"ccr{i}", tdf, cmd, addr=f"10.213.0.{a}/24", hold=True,
+                  profile=profile("receiver.toml", *seeds[2:]) if hops == 2 else None)
+    if loss and p["determ"]:
         netutil.deterministic_loss(rcv, every=round(100 / loss))
     netutil.wait_listen(snd, 5201)
     return rcv
 
 
-def runs(ctx, tdf, specs, p, rate=None, seconds=None):
-    """Runs of specs [(cc, flows, loss)] at tdf, all at once on separate node
-    pairs: [(goodput Mbit/s, per-second goodputs, retransmits)]."""
-    rate, seconds = rate or p["rate"], seconds or p["seconds"]
+def runs(ctx, tdf, specs, p):
+    """Runs of specs at tdf, all at once on separate node pairs: per spec
+    {"goodput": Mbit/s, "seconds": per-second Mbit/s, "omitted": the
+    left-out seconds' Mbit/s, "retransmits": n}."""
     ctx.n = getattr(ctx, "n", 0) + 1
     with Testbed(ctx.work / f"cc{ctx.n}") as tb:
-        rcvs = [_pair(ctx, tb, i, tdf, cc, nf, loss, rate, p["rtt"], seconds, p["determ"], p["hops"],
-                      p["omit"]) for i, (cc, nf, loss) in enumerate(specs)]
+        rcvs = [_pair(ctx, tb, i, tdf, spec, p) for i, spec in enumerate(specs)]
         for r in rcvs:
             r.go()
         out = []
-        for r, (cc, _, _) in zip(rcvs, specs):
-            rc = r.wait(timeout=120 + 2 * tdf * (seconds + p["omit"] + 5))
+        for r, spec in zip(rcvs, specs):
+            rc = r.wait(timeout=120 + 2 * tdf * (p["seconds"] + p["omit"] + 5))
             if rc != 0:
                 raise RuntimeError(f"iperf3 client failed (rc {rc}): {r.stdout()[-300:]}{r.stderr()[-300:]}")
             js = netutil.iperf3_json(r.stdout())
-            secs = [iv["sum"]["bits_per_second"] / 1e6 for iv in js["intervals"]
-                    if iv["sum"]["seconds"] > 0.5 and not iv["sum"].get("omitted")]
+            secs = [iv["sum"] for iv in js["intervals"] if iv["sum"]["seconds"] > 0.5]
             seen = js["end"].get("sender_tcp_congestion", "?")
-            if seen not in (cc, "?"):
-                raise RuntimeError(f"sender ran {seen}, not {cc}")
-            out.append((js["end"]["sum_received"]["bits_per_second"] / 1e6, secs,
-                        js["end"].get("sum_sent", {}).get("retransmits", 0)))
+            if seen not in (spec.cc, "?"):
+                raise RuntimeError(f"sender ran {seen}, not {spec.cc}")
+            out.append({"goodput": js["end"]["sum_received"]["bits_per_second"] / 1e6,
+                        "seconds": [s["bits_per_second"] / 1e6 for s in secs if not s.get("omitted")],
+                        "omitted": [s["bits_per_second"] / 1e6 for s in secs if s.get("omitted")],
+                        "retransmits": js["end"].get("sum_sent", {}).get("retransmits", 0)})
     return out
+
+
+def batches(specs, tdf, cap_mbit):
+    """specs in batches whose physical rates (perceived / tdf) add up to at
+    most cap_mbit; one run alone at TDF 1."""
+    if tdf == 1:
+        return [[s] for s in specs]
+    out, load = [[]], 0.0
+    for s in specs:
+        if out[-1] and load + s.rate / tdf > cap_mbit:
+            out.append([])
+            load = 0.0
+        out[-1].append(s)
+        load += s.rate / tdf
+    return out
+
+
+def _load_raw(path, tdf1_only=False):
+    """{(spec, tdf, again): result} of a NAME-raw.jsonl."""
+    out = {}
+    for line in Path(path).read_text().splitlines():
+        r = json.loads(line)
+        if tdf1_only and r["tdf"] != 1:
+            continue
+        res = {k: r[k] for k in ("goodput", "seconds", "omitted", "retransmits")}
+        out[(Spec(*r["spec"]), r["tdf"], tdf1_only or r.get("again", False))] = res
+    return out
+
+
+def measure(ctx, p):
+    """Every run of the plan, TDF by TDF: {(spec, tdf, again): result},
+    again: the second TDF-1 measurement (ref_again). Each result is also
+    appended to NAME-raw.jsonl in the output directory as it comes; with
+    p["raw"], the results are read from such a file instead."""
+    matrix = [Spec(cc, nf, loss, rep, p["rate"]) for nf in p["flows"] for loss in p["losses"]
+              for cc in p["ccs"] for rep in range(p["reps"])]
+    fast = {r: [Spec(cc, 1, FAST_LOSS, 0, r) for cc in ("reno", "cubic")] for r in p["fast"]}
+    plan_ = {(t, False): list(matrix) for t in p["tdfs"]}
+    if p["ref_again"] or p["raw_again"]:
+        plan_[(1, True)] = list(matrix)
+    for r, specs in fast.items():  # a fast link joins the batches of its TDF
+        plan_.setdefault((r // FAST_PHYS_MBIT, False), []).extend(specs)
+    raw = ctx.out / f"{NAME}-raw.jsonl"
+    if p["raw"]:
+        got = _load_raw(p["raw"])
+        if p["raw_again"]:
+            got.update(_load_raw(p["raw_again"], tdf1_only=True))
+        missing = [(s, t, a) for (t, a), specs in plan_.items() for s in specs if (s, t, a) not in got]
+        if missing:
+            raise RuntimeError(f"{len(missing)} runs of the plan are not in {p['raw']} (first: {missing[0]})")
+        if Path(p["raw"]).resolve() != raw.resolve():
+            raw.write_text("".join(json.dumps({"spec": list(s), "tdf": t, "again": a, **r}) + "\n"
+                                   for (s, t, a), r in got.items()))
+        ctx.log(f"   {len(got)} runs read from {p['raw']}" + (f" and {p['raw_again']}" if p["raw_again"] else ""))
+        return got, fast
+    got = {}
+    raw.unlink(missing_ok=True)
+    for tdf, again in sorted(plan_):
+        bs = batches(plan_[(tdf, again)], tdf, p["batch_mbit"])
+        ctx.log(f"   TDF {tdf}{' again' if again else ''}: {len(plan_[(tdf, again)])} runs in {len(bs)} batch(es)")
+        for b in bs:
+            for spec, res in zip(b, runs(ctx, tdf, b, p)):
+                got[(spec, tdf, again)] = res
+                with open(raw, "a") as f:
+                    f.write(json.dumps({"spec": list(spec), "tdf": tdf, "again": again, **res}) + "\n")
+                if tdf == 1 or len(b) <= 3:
+                    ctx.log(f"   {spec.cc}, {spec.flows} flow(s), loss {spec.loss:g}%, rep {spec.rep}, TDF {tdf}: "
+                            f"{fmt(res['goodput'], 2)} Mbit/s")
+    return got, fast
 
 
 def run(ctx, res):
@@ -158,48 +266,59 @@ def run(ctx, res):
                       "(sender's profile: data and ACKs each cross one shaped hop)" if p["hops"] == 1 else
                       "(both nodes' profiles, half the delay each: data and ACKs each cross two shaped hops)"),
                   "loss": ("deterministic: every N-th data packet dropped at the receiver (tc gact determ)"
-                           if p["determ"] else "netem random loss on each hop") + f", {p['losses']} %",
+                           if p["determ"] else "netem random loss on each hop" + (
+                               "; repetition r has netem seeds 1000(r+1)+1..4 (a seed per shaped direction) "
+                               "at every TDF" if p["seeded"] else "")) + f", {p['losses']} %",
                   "congestion control": p["ccs"], "flows": p["flows"], "TDFs": p["tdfs"],
-                  "runs": f"{p['seconds']} s perceived, {p['reps']} repetitions; TDF 1 one run at a time, "
-                          f"dilated: every congestion control and repetition at once on separate node pairs",
+                  "runs": f"{p['seconds']} s perceived measured after {p['omit']} s left out (iperf3 -O), "
+                          f"{p['reps']} repetitions; TDF 1 one run at a time, dilated: on separate node pairs "
+                          f"in batches of at most {p['batch_mbit']} physical Mbit/s",
                   "TCP": "no route settings (no --rto-min, no quickack): the kernel's own timers"}
+    if p["ref_again"] or p["raw_again"]:
+        res.params["control"] = "TDF 1 measured twice, with the same seeds"
     if os.environ.get("FIDELITY_CC"):
         res.params["FIDELITY_CC"] = os.environ["FIDELITY_CC"]
-    rows, ctrl_rows, csv_rows = [], [], []
+    got, fast_specs = measure(ctx, p)
+    res.data.append(f"{NAME}-raw.jsonl")  # every run, for raw= (measure() wrote it)
+    rows, ctrl_rows, same_rows, dd_rows, csv_rows = [], [], [], [], []
     for nflows in p["flows"]:
         for loss in p["losses"]:
-            got = {}
-            for tdf in p["tdfs"]:
-                if tdf == 1:  # alone: at full rate the emulated machine is near its limit
-                    for cc in p["ccs"]:
-                        got[(cc, 1)] = [runs(ctx, 1, [(cc, nflows, loss)], p)[0] for _ in range(p["reps"])]
-                else:
-                    specs = [(cc, nflows, loss) for cc in p["ccs"] for _ in range(p["reps"])]
-                    ctx.log(f"   {nflows} flow(s), loss {loss:g}%, TDF {tdf}: {len(specs)} runs at once")
-                    rs = runs(ctx, tdf, specs, p)
-                    for cc in p["ccs"]:
-                        got[(cc, tdf)] = [r for r, s in zip(rs, specs) if s[0] == cc]
             for cc in p["ccs"]:
-                g = {t: np.array([r[0] for r in got[(cc, t)]]) for t in p["tdfs"]}
-                sec = {t: np.concatenate([r[1] for r in got[(cc, t)]]) for t in p["tdfs"]}
+                specs = [Spec(cc, nflows, loss, rep, p["rate"]) for rep in range(p["reps"])]
+                rs = {t: [got[(s, t, False)] for s in specs] for t in p["tdfs"]}
+                g = {t: np.array([r["goodput"] for r in rs[t]]) for t in p["tdfs"]}
+                sec = {t: np.concatenate([r["seconds"] for r in rs[t]]) for t in p["tdfs"]}
                 for tdf in p["tdfs"]:
-                    rs = got[(cc, tdf)]
                     s = stats.summary(g[tdf])
                     d = stats.rel_diff(s["mean"], g[1].mean())
                     D = stats.ks(sec[tdf], sec[1])[0] if tdf != 1 else float("nan")
-                    rows.append([cc, nflows, f"{loss:g}%", tdf, len(rs), s["mean"], s["sd"],
-                                 " ".join(fmt(x, 2) for x in g[tdf]), sum(r[2] for r in rs),
-                                 pct(d) if tdf != 1 else "", D])
-                    csv_rows += [[cc, nflows, loss, tdf, i, j, x] for i, r in enumerate(rs)
-                                 for j, x in enumerate(r[1])]
+                    # the same seeds: repetition r at TDF k against repetition r at TDF 1
+                    paired = [stats.rel_diff(a, b) for a, b in zip(g[tdf], g[1])]
+                    whole = np.mean([np.mean(r["omitted"] + r["seconds"]) for r in rs[tdf]])
+                    rows.append([cc, nflows, f"{loss:g}%", tdf, len(rs[tdf]), s["mean"], s["sd"],
+                                 " ".join(fmt(x, 2) for x in g[tdf]), sum(r["retransmits"] for r in rs[tdf]),
+                                 pct(d) if tdf != 1 else "",
+                                 " ".join(pct(x) for x in paired) if tdf != 1 else "", D, float(np.std(sec[tdf])),
+                                 whole])
+                    csv_rows += [[cc, nflows, loss, tdf, i, j, x] for i, r in enumerate(rs[tdf])
+                                 for j, x in enumerate(r["seconds"])]
                     ctx.log(f"   {cc}, {nflows} flow(s), loss {loss:g}%, TDF {tdf}: "
                             f"{' '.join(fmt(x, 2) for x in g[tdf])} Mbit/s (mean {fmt(s['mean'])}"
                             + (f", {pct(d)} vs TDF 1, KS D {fmt(D)})" if tdf != 1 else ")"))
                     if tdf == 1:
-                        if len(rs) > 1:  # the control: TDF 1 against itself
-                            h = len(rs) // 2
-                            a, b = np.concatenate([r[1] for r in rs[:h]]), np.concatenate([r[1] for r in rs[h:]])
-                            ctrl_rows.append([cc, nflows, f"{loss:g}%", len(rs), s["cv"],
+                        if (specs[0], 1, True) in got:  # the control: TDF 1 again, the same seeds
+                            again = [got[(s_, 1, True)] for s_ in specs]
+                            ga = np.array([r["goodput"] for r in again])
+                            sa = np.concatenate([r["seconds"] for r in again])
+                            same_rows.append([cc, nflows, f"{loss:g}%", " ".join(fmt(x, 2) for x in ga),
+                                              pct(stats.rel_diff(ga.mean(), g[1].mean())),
+                                              " ".join(pct(stats.rel_diff(a, b)) for a, b in zip(ga, g[1])),
+                                              stats.ks(sa, sec[1])[0]])
+                        if len(rs[1]) > 1:  # the control: TDF 1 against itself, other seeds
+                            h = len(rs[1]) // 2
+                            a = np.concatenate([r["seconds"] for r in rs[1][:h]])
+                            b = np.concatenate([r["seconds"] for r in rs[1][h:]])
+                            ctrl_rows.append([cc, nflows, f"{loss:g}%", len(rs[1]), s["cv"],
                                               pct(stats.rel_diff(g[1][h:].mean(), g[1][:h].mean())),
                                               stats.ks(a, b)[0]])
                         continue
@@ -207,35 +326,52 @@ def run(ctx, res):
                     res.check(f"{what}: mean goodput", pct(d), abs(d) <= p["tol"], f"±{p['tol']:.0%}")
                     if p["ks"]:
                         res.check(f"{what}: per-second goodput KS D", fmt(D), D <= p["ks"], f"≤ {p['ks']}")
+                # dilated against dilated, the same seeds: where TDF 1's machine is not
+                # the one the runs emulate, the dilated TDFs still agree with each other
+                for t in p["tdfs"][2:]:
+                    base = p["tdfs"][1]
+                    dd_rows.append([cc, nflows, f"{loss:g}%", f"{t} vs {base}",
+                                    pct(stats.rel_diff(g[t].mean(), g[base].mean())),
+                                    " ".join(pct(stats.rel_diff(a, b)) for a, b in zip(g[t], g[base])),
+                                    stats.ks(sec[t], sec[base])[0]])
                 fig = res.figure(f"cdf-{cc}-{nflows}-{loss:g}", f"{cc}, {nflows} flow(s), loss {loss:g}%: "
                                  "per-second goodput", "goodput (Mbit/s, perceived)", "CDF")
                 for tdf in p["tdfs"]:
                     fig.cdf(sec[tdf], f"TDF {tdf}")
     res.table("Goodput (Mbit/s, perceived; receiver's iperf3)",
               ["cc", "flows", "loss", "TDF", "runs", "mean", "SD", "each run", "retransmits",
-               "mean vs TDF 1", "KS D per-second"], rows)
+               "mean vs TDF 1", "each run vs TDF 1's with the same seeds", "KS D per-second",
+               "SD per-second", "mean with the left-out seconds"], rows)
+    if dd_rows:
+        res.table("Dilated against dilated, the same seeds (reported; not part of the criterion)",
+                  ["cc", "flows", "loss", "TDF", "mean", "each run", "KS D per-second"], dd_rows)
+    if same_rows:
+        res.table("The control: TDF 1 again with the same seeds (how far the reference reproduces itself)",
+                  ["cc", "flows", "loss", "each run", "mean vs TDF 1", "each run vs TDF 1's", "KS D per-second"],
+                  same_rows)
     if ctrl_rows:
-        res.table("The control: TDF 1 against TDF 1 (first half of the repetitions against the second)",
-                  ["cc", "flows", "loss", "runs", "CV of runs", "mean 2nd vs 1st half", "KS D"], ctrl_rows)
+        res.table("The control: TDF 1 against TDF 1 (first half of the repetitions against the second; "
+                  "other seeds)", ["cc", "flows", "loss", "runs", "CV of runs", "mean 2nd vs 1st half", "KS D"],
+                  ctrl_rows)
     res.csv("seconds", ["cc", "flows", "loss_pct", "tdf", "run", "second", "mbit_s"], csv_rows)
-    if p["fast"]:
-        fast(ctx, res, p)
+    if fast_specs:
+        fast(ctx, res, p, got, fast_specs)
 
 
-def fast(ctx, res, p):
+def fast(ctx, res, p, got, fast_specs):
     """Perceived 1 and 10 Gbit/s: CUBIC against Reno, one flow, only dilated."""
-    rows, mathis = [], {}
-    for rate, tdf in FAST:
-        g = {}
-        rs = runs(ctx, tdf, [("reno", 1, FAST_LOSS), ("cubic", 1, FAST_LOSS)], p, rate=rate,
-                  seconds=p["fast_seconds"])
-        for cc, r in zip(("reno", "cubic"), rs):
-            g[cc] = r[0]
-            # Mathis et al.: Reno's goodput ~ MSS/RTT * sqrt(3/2) / sqrt(p), p the loss per data packet
-            mathis[rate] = 1448 * 8 / (p["rtt"] / 1e3) * (1.5 / (FAST_LOSS / 100)) ** 0.5 / 1e6
-            rows.append([f"{rate / 1000:g} Gbit/s", tdf, cc, r[0], r[2], mathis[rate] if cc == "reno" else ""])
-            ctx.log(f"   {rate} Mbit/s perceived at TDF {tdf}, {cc}: {fmt(r[0])} Mbit/s")
+    rows = []
+    for rate, specs in fast_specs.items():
+        tdf = rate // FAST_PHYS_MBIT
+        g = {s.cc: got[(s, tdf, False)] for s in specs}
+        # Mathis et al.: Reno's goodput ~ MSS/RTT * sqrt(3/2) / sqrt(p), p the loss per data packet
+        mathis = 1448 * 8 / (p["rtt"] / 1e3) * (1.5 / (FAST_LOSS / 100)) ** 0.5 / 1e6
+        for cc in ("reno", "cubic"):
+            rows.append([f"{rate / 1000:g} Gbit/s", tdf, cc, g[cc]["goodput"], g[cc]["retransmits"],
+                         mathis if cc == "reno" else ""])
+            ctx.log(f"   {rate} Mbit/s perceived at TDF {tdf}, {cc}: {fmt(g[cc]['goodput'])} Mbit/s")
         res.check(f"{rate / 1000:g} Gbit/s perceived (TDF {tdf}): CUBIC above Reno",
-                  f"{fmt(g['cubic'])} vs {fmt(g['reno'])} Mbit/s", g["cubic"] > g["reno"], "CUBIC > Reno")
-    res.table(f"Perceived links beyond the VM, {FAST_LOSS}% loss per hop, {p['fast_seconds']} s (Mbit/s)",
-              ["link", "TDF", "cc", "goodput", "retransmits", "Mathis (Reno)"], rows)
+                  f"{fmt(g['cubic']['goodput'])} vs {fmt(g['reno']['goodput'])} Mbit/s",
+                  g["cubic"]["goodput"] > g["reno"]["goodput"], "CUBIC > Reno")
+    res.table(f"Perceived links beyond the VM, {FAST_LOSS}% loss per hop, {p['seconds']} s after {p['omit']} s "
+              "left out (Mbit/s)", ["link", "TDF", "cc", "goodput", "retransmits", "Mathis (Reno)"], rows)

@@ -169,14 +169,16 @@ class Testbed:
         return False
 
 
-def write_profile(path, description, *, rate=None, delay=None, jitter=None, limit=None, up=None, down=None):
+def write_profile(path, description, *, rate=None, delay=None, jitter=None, limit=None, loss=None, up=None,
+                  down=None):
     """A netem profile (the netem-profiles/ TOML format) of the link as the
-    node should perceive it; up/down: per-direction overrides (dicts)."""
+    node should perceive it; up/down: per-direction overrides (dicts, e.g.
+    {"seed": 7}: netem's random number generator seed of that direction)."""
     def table(d):
         return "".join(f'{k} = {v if isinstance(v, int) else chr(34) + str(v) + chr(34)}\n'
                        for k, v in d.items() if v is not None)
     text = f'description = "{description}"\n\n[link]\n'
-    text += table({"rate": rate, "delay": delay, "jitter": jitter, "limit": limit})
+    text += table({"rate": rate, "delay": delay, "jitter": jitter, "limit": limit, "loss": loss})
     for name, d in (("up", up), ("down", down)):
         if d:
             text += f"\n[{name}]\n" + table(d)
