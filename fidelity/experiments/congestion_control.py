@@ -206,6 +206,11 @@ def batches(specs, tdf, cap_mbit):
     return out
 
 
+def _raw_line(spec, tdf, again, res):
+    """One run as a line of NAME-raw.jsonl (read back by _load_raw)."""
+    return json.dumps({"spec": list(spec), "tdf": tdf, "again": again, **res}) + "\n"
+
+
 def _load_raw(path, tdf1_only=False):
     """{(spec, tdf, again): result} of a NAME-raw.jsonl."""
     out = {}
@@ -240,8 +245,7 @@ def measure(ctx, p):
         if missing:
             raise RuntimeError(f"{len(missing)} runs of the plan are not in {p['raw']} (first: {missing[0]})")
         if Path(p["raw"]).resolve() != raw.resolve():
-            raw.write_text("".join(json.dumps({"spec": list(s), "tdf": t, "again": a, **r}) + "\n"
-                                   for (s, t, a), r in got.items()))
+            raw.write_text("".join(_raw_line(s, t, a, r) for (s, t, a), r in got.items()))
         ctx.log(f"   {len(got)} runs read from {p['raw']}" + (f" and {p['raw_again']}" if p["raw_again"] else ""))
         return got, fast
     got = {}
@@ -253,11 +257,18 @@ def measure(ctx, p):
             for spec, res in zip(b, runs(ctx, tdf, b, p)):
                 got[(spec, tdf, again)] = res
                 with open(raw, "a") as f:
-                    f.write(json.dumps({"spec": list(spec), "tdf": tdf, "again": again, **res}) + "\n")
+                    f.write(_raw_line(spec, tdf, again, res))
                 if tdf == 1 or len(b) <= 3:
                     ctx.log(f"   {spec.cc}, {spec.flows} flow(s), loss {spec.loss:g}%, rep {spec.rep}, TDF {tdf}: "
                             f"{fmt(res['goodput'], 2)} Mbit/s")
     return got, fast
+
+
+def _paired(x, ref):
+    """Goodputs x against ref, repetition by repetition (the same seeds):
+    the means' difference and each repetition's, as percentages."""
+    return (pct(stats.rel_diff(np.mean(x), np.mean(ref))),
+            " ".join(pct(stats.rel_diff(a, b)) for a, b in zip(x, ref)))
 
 
 def run(ctx, res):
@@ -292,13 +303,12 @@ def run(ctx, res):
                     s = stats.summary(g[tdf])
                     d = stats.rel_diff(s["mean"], g[1].mean())
                     D = stats.ks(sec[tdf], sec[1])[0] if tdf != 1 else float("nan")
-                    # the same seeds: repetition r at TDF k against repetition r at TDF 1
-                    paired = [stats.rel_diff(a, b) for a, b in zip(g[tdf], g[1])]
                     whole = np.mean([np.mean(r["omitted"] + r["seconds"]) for r in rs[tdf]])
                     rows.append([cc, nflows, f"{loss:g}%", tdf, len(rs[tdf]), s["mean"], s["sd"],
                                  " ".join(fmt(x, 2) for x in g[tdf]), sum(r["retransmits"] for r in rs[tdf]),
                                  pct(d) if tdf != 1 else "",
-                                 " ".join(pct(x) for x in paired) if tdf != 1 else "", D, float(np.std(sec[tdf])),
+                                 # the same seeds: repetition r at TDF k against repetition r at TDF 1
+                                 _paired(g[tdf], g[1])[1] if tdf != 1 else "", D, float(np.std(sec[tdf])),
                                  whole])
                     csv_rows += [[cc, nflows, loss, tdf, i, j, x] for i, r in enumerate(rs[tdf])
                                  for j, x in enumerate(r["seconds"])]
@@ -311,9 +321,7 @@ def run(ctx, res):
                             ga = np.array([r["goodput"] for r in again])
                             sa = np.concatenate([r["seconds"] for r in again])
                             same_rows.append([cc, nflows, f"{loss:g}%", " ".join(fmt(x, 2) for x in ga),
-                                              pct(stats.rel_diff(ga.mean(), g[1].mean())),
-                                              " ".join(pct(stats.rel_diff(a, b)) for a, b in zip(ga, g[1])),
-                                              stats.ks(sa, sec[1])[0]])
+                                              *_paired(ga, g[1]), stats.ks(sa, sec[1])[0]])
                         if len(rs[1]) > 1:  # the control: TDF 1 against itself, other seeds
                             h = len(rs[1]) // 2
                             a = np.concatenate([r["seconds"] for r in rs[1][:h]])
@@ -330,9 +338,7 @@ def run(ctx, res):
                 # the one the runs emulate, the dilated TDFs still agree with each other
                 for t in p["tdfs"][2:]:
                     base = p["tdfs"][1]
-                    dd_rows.append([cc, nflows, f"{loss:g}%", f"{t} vs {base}",
-                                    pct(stats.rel_diff(g[t].mean(), g[base].mean())),
-                                    " ".join(pct(stats.rel_diff(a, b)) for a, b in zip(g[t], g[base])),
+                    dd_rows.append([cc, nflows, f"{loss:g}%", f"{t} vs {base}", *_paired(g[t], g[base]),
                                     stats.ks(sec[t], sec[base])[0]])
                 fig = res.figure(f"cdf-{cc}-{nflows}-{loss:g}", f"{cc}, {nflows} flow(s), loss {loss:g}%: "
                                  "per-second goodput", "goodput (Mbit/s, perceived)", "CDF")
@@ -361,11 +367,11 @@ def run(ctx, res):
 def fast(ctx, res, p, got, fast_specs):
     """Perceived 1 and 10 Gbit/s: CUBIC against Reno, one flow, only dilated."""
     rows = []
+    # Mathis et al.: Reno's goodput ~ MSS/RTT * sqrt(3/2) / sqrt(p), p the loss per data packet
+    mathis = 1448 * 8 / (p["rtt"] / 1e3) * (1.5 / (FAST_LOSS / 100)) ** 0.5 / 1e6
     for rate, specs in fast_specs.items():
         tdf = rate // FAST_PHYS_MBIT
         g = {s.cc: got[(s, tdf, False)] for s in specs}
-        # Mathis et al.: Reno's goodput ~ MSS/RTT * sqrt(3/2) / sqrt(p), p the loss per data packet
-        mathis = 1448 * 8 / (p["rtt"] / 1e3) * (1.5 / (FAST_LOSS / 100)) ** 0.5 / 1e6
         for cc in ("reno", "cubic"):
             rows.append([f"{rate / 1000:g} Gbit/s", tdf, cc, g[cc]["goodput"], g[cc]["retransmits"],
                          mathis if cc == "reno" else ""])
