@@ -287,6 +287,15 @@ def run(ctx, res):
                   "TCP": "no route settings (no --rto-min, no quickack): the kernel's own timers"}
     if p["ref_again"] or p["raw_again"]:
         res.params["control"] = "TDF 1 measured twice, with the same seeds"
+    if p["ks"]:
+        # the KS criterion's resolution at this plan's size: with few per-second
+        # values, two samples of one distribution are often more than KS_MAX apart
+        n = p["reps"] * p["seconds"]
+        res.params["KS criterion at this size"] = (
+            f"{n} per-second values per TDF and cell: two samples of {n} drawn from one distribution "
+            f"have D <= {p['ks']} with probability {stats.ks_same_pass(n, n, p['ks']):.0%} "
+            f"(Kolmogorov, asymptotic); 95% needs {stats.ks_samples_needed(p['ks'])} "
+            "(reps x seconds, independent values; paired runs that move together give a smaller D)")
     if os.environ.get("FIDELITY_CC"):
         res.params["FIDELITY_CC"] = os.environ["FIDELITY_CC"]
     got, fast_specs = measure(ctx, p)
