@@ -53,14 +53,14 @@ SHORT_TOL = 0.15
 FULL = {"ccs": ["reno", "cubic", "bbr"], "flows": [1, 10], "losses": [0.0, 0.01, 0.1], "tdfs": [1, 10, 100],
         "rate": 40, "rtt": 80, "seconds": 16, "reps": 3, "determ": False, "seeded": True, "fast": [1000, 10000],
         "tol": MEAN_TOL, "ks": KS_MAX, "hops": 1, "omit": 4, "batch_mbit": 50, "ref_again": True, "raw": "",
-        "raw_again": ""}
+        "raw_again": "", "resume": []}
 # the test suite's variant: CUBIC (and Reno) at TDF 1 and 10, deterministic
 # loss (every 1000th data packet): nearly the same run at every TDF; the
 # first 4 s (slow start and the first recoveries, where TDF 1's emulated
 # machine, busy at 40 Mbit/s, shapes the ramp: iperf3 -O) are left out
 SHORT = {"ccs": ["cubic", "reno"], "flows": [1], "losses": [0.1], "tdfs": [1, 10], "rate": 40, "rtt": 100,
          "seconds": 8, "reps": 1, "determ": True, "seeded": False, "fast": [], "tol": SHORT_TOL, "ks": None,
-         "hops": 1, "omit": 4, "batch_mbit": 50, "ref_again": False, "raw": "", "raw_again": ""}
+         "hops": 1, "omit": 4, "batch_mbit": 50, "ref_again": False, "raw": "", "raw_again": "", "resume": []}
 # perceived links beyond the VM (Mbit/s in "fast"), CUBIC against Reno at
 # FAST_LOSS, each at the TDF that makes it FAST_PHYS_MBIT physically
 FAST_PHYS_MBIT = 10
@@ -71,7 +71,11 @@ FAST_LOSS = 0.01
 # that says how far TDF 1 reproduces itself (the yardstick of a TDF-k
 # difference). raw: analyse the runs of an earlier run's NAME-raw.jsonl
 # instead of measuring (raw_again: the TDF-1 runs of another such file as
-# the second TDF-1 measurement).
+# the second TDF-1 measurement). resume: take the runs of the plan that
+# earlier NAME-raw.jsonl files (comma-separated) hold with the same run shape
+# (RUN_SHAPE), measure only the others: a plan longer than one boot is
+# measured in parts, each boot's raw file holding what the earlier ones had.
+RUN_SHAPE = ("seconds", "omit", "rtt", "hops", "determ", "seeded")
 
 
 # one run: congestion control, flows, loss %, repetition, perceived Mbit/s
@@ -206,17 +210,33 @@ def batches(specs, tdf, cap_mbit):
     return out
 
 
-def _raw_line(spec, tdf, again, res):
+def _shape(p):
+    """What a run is besides its Spec and TDF: runs of two plans can stand
+    for each other only where this is the same."""
+    return {k: p[k] for k in RUN_SHAPE}
+
+
+def _raw_line(spec, tdf, again, res, shape):
     """One run as a line of NAME-raw.jsonl (read back by _load_raw)."""
-    return json.dumps({"spec": list(spec), "tdf": tdf, "again": again, **res}) + "\n"
+    return json.dumps({"spec": list(spec), "tdf": tdf, "again": again, "shape": shape, **res}) + "\n"
 
 
-def _load_raw(path, tdf1_only=False):
-    """{(spec, tdf, again): result} of a NAME-raw.jsonl."""
+def _load_raw(path, tdf1_only=False, shape=None):
+    """{(spec, tdf, again): result} of a NAME-raw.jsonl; with shape, only
+    the runs recorded with that shape (files from before the shape was
+    recorded have none)."""
     out = {}
-    for line in Path(path).read_text().splitlines():
-        r = json.loads(line)
+    lines = Path(path).read_text().splitlines()
+    for i, line in enumerate(lines):
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            if i == len(lines) - 1:  # a boot that ended while writing its last run
+                break
+            raise
         if tdf1_only and r["tdf"] != 1:
+            continue
+        if shape is not None and r.get("shape") != shape:
             continue
         res = {k: r[k] for k in ("goodput", "seconds", "omitted", "retransmits")}
         out[(Spec(*r["spec"]), r["tdf"], tdf1_only or r.get("again", False))] = res
@@ -245,19 +265,26 @@ def measure(ctx, p):
         if missing:
             raise RuntimeError(f"{len(missing)} runs of the plan are not in {p['raw']} (first: {missing[0]})")
         if Path(p["raw"]).resolve() != raw.resolve():
-            raw.write_text("".join(_raw_line(s, t, a, r) for (s, t, a), r in got.items()))
+            raw.write_text("".join(_raw_line(s, t, a, r, _shape(p)) for (s, t, a), r in got.items()))
         ctx.log(f"   {len(got)} runs read from {p['raw']}" + (f" and {p['raw_again']}" if p["raw_again"] else ""))
         return got, fast
     got = {}
-    raw.unlink(missing_ok=True)
+    for path in p["resume"]:  # read before raw is rewritten: it may be one of them
+        had = _load_raw(path, shape=_shape(p))
+        got.update({k: r for k, r in had.items() if k[0] in plan_.get(k[1:], [])})
+    if p["resume"]:
+        ctx.log(f"   {len(got)} runs of the plan taken from {', '.join(map(str, p['resume']))}")
+    raw.write_text("".join(_raw_line(s, t, a, r, _shape(p)) for (s, t, a), r in got.items()))
     for tdf, again in sorted(plan_):
-        bs = batches(plan_[(tdf, again)], tdf, p["batch_mbit"])
-        ctx.log(f"   TDF {tdf}{' again' if again else ''}: {len(plan_[(tdf, again)])} runs in {len(bs)} batch(es)")
+        todo = [s for s in plan_[(tdf, again)] if (s, tdf, again) not in got]
+        bs = batches(todo, tdf, p["batch_mbit"]) if todo else []
+        ctx.log(f"   TDF {tdf}{' again' if again else ''}: {len(todo)} runs in {len(bs)} batch(es)"
+                + (f" ({len(plan_[(tdf, again)]) - len(todo)} taken)" if len(todo) < len(plan_[(tdf, again)]) else ""))
         for b in bs:
             for spec, res in zip(b, runs(ctx, tdf, b, p)):
                 got[(spec, tdf, again)] = res
                 with open(raw, "a") as f:
-                    f.write(_raw_line(spec, tdf, again, res))
+                    f.write(_raw_line(spec, tdf, again, res, _shape(p)))
                 if tdf == 1 or len(b) <= 3:
                     ctx.log(f"   {spec.cc}, {spec.flows} flow(s), loss {spec.loss:g}%, rep {spec.rep}, TDF {tdf}: "
                             f"{fmt(res['goodput'], 2)} Mbit/s")

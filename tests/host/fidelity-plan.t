@@ -1,0 +1,108 @@
+#!/bin/bash
+# Host test of congestion-control's plan, without a VM: the KS criterion's
+# size (harness/stats.py), the batches, and resume (measuring a plan in parts:
+# the runs an earlier raw file holds with the same run shape are taken, the
+# others measured). runs() is replaced by a stand-in that records its calls.
+set -u
+cd "$(dirname "$0")/../../fidelity" || exit 1
+# Debian's python3: setup-host installs python3-numpy and python3-scipy for it
+exec /usr/bin/python3 - <<'PY'
+import json
+import os
+import tempfile
+import types
+from pathlib import Path
+
+import numpy as np
+
+os.environ.pop("FIDELITY_CC", None)
+import experiments.congestion_control as cc  # noqa: E402
+from harness import stats  # noqa: E402
+
+n = 0
+
+
+def check(desc, ok, why=""):
+    global n
+    n += 1
+    print(f"ok {n} {desc}" if ok else f"not ok {n} {desc} # {why}")
+
+
+print("1..9")
+
+p48 = stats.ks_same_pass(48, 48, 0.1)
+check("KS: D <= 0.1 for two samples of 48 of one distribution is rare (asymptotic)",
+      0.02 <= p48 <= 0.05, f"{p48}")
+need = stats.ks_samples_needed(0.1)
+check("KS: 95% needs 369 values a side", need == 369, f"{need}")
+
+
+def sim_pass(size, pairs=2000):
+    rng = np.random.default_rng(7)
+    return np.mean([stats.ks(rng.normal(size=size), rng.normal(size=size))[0] <= 0.1 for _ in range(pairs)])
+
+
+s48, s369 = sim_pass(48), sim_pass(need)
+check("KS: simulated pass rates agree with the formula (48: 2-7%, 369: 92-98%)",
+      0.02 <= s48 <= 0.07 and 0.92 <= s369 <= 0.98, f"48: {s48}, 369: {s369}")
+
+full = cc.plan(False)
+specs = [cc.Spec(c, f, loss, r, full["rate"]) for f in full["flows"] for loss in full["losses"]
+         for c in full["ccs"] for r in range(full["reps"])]
+b10, b100 = cc.batches(specs, 10, full["batch_mbit"]), cc.batches(specs, 100, full["batch_mbit"])
+check("batches: the full matrix is 5 batches at TDF 10 (12 a batch), 1 at TDF 100",
+      [len(b) for b in b10] == [12, 12, 12, 12, 6] and len(b100) == 1 and len(cc.batches(specs, 1, 50)) == 54,
+      f"{[len(b) for b in b10]} {len(b100)}")
+
+calls = []
+
+
+def fake_runs(ctx, tdf, batch, p):
+    calls.append((tdf, [s.rep for s in batch]))
+    return [{"goodput": 1.0 * tdf + s.rep, "seconds": [1.0], "omitted": [], "retransmits": 0} for s in batch]
+
+
+cc.runs = fake_runs
+out = Path(tempfile.mkdtemp())
+ctx = types.SimpleNamespace(out=out, log=lambda *a: None)
+os.environ["FIDELITY_CC"] = f"ccs=reno flows=1 losses=0.1 tdfs=1,10 reps=2 fast=none resume={out / 'part.jsonl'}"
+p = cc.plan(False)
+check("FIDELITY_CC: resume is a list of paths", p["resume"] == [str(out / "part.jsonl")], f"{p['resume']}")
+
+p["resume"] = []
+first, _ = cc.measure(ctx, p)
+measured = list(calls)
+lines = (out / "congestion-control-raw.jsonl").read_text().splitlines()
+# a boot that ended while writing TDF 10's repetition 1, without the control
+keep = [ln for ln in lines if not (json.loads(ln)["tdf"] == 10 and json.loads(ln)["spec"][3] == 1)
+        and not json.loads(ln)["again"]]
+cut = next(ln for ln in lines if json.loads(ln)["tdf"] == 10 and json.loads(ln)["spec"][3] == 1)
+(out / "part.jsonl").write_text("\n".join(keep) + "\n" + cut[:40])  # its last run half written
+calls.clear()
+p["resume"] = [str(out / "part.jsonl")]
+again, _ = cc.measure(ctx, p)
+check("resume: only the runs the file lacks are measured (a last line cut short is one), "
+      "and the results are the whole plan's",
+      calls == [(1, [0]), (1, [1]), (10, [1])] and again == first and len(measured) == 5,
+      f"measured {calls}, first {measured}")
+check("resume: the new raw file holds every run of the plan",
+      len((out / "congestion-control-raw.jsonl").read_text().splitlines()) == len(first))
+
+calls.clear()
+p["seconds"] = 40
+cc.measure(ctx, p)
+check("resume: runs of another shape (16 s, not 40 s) are not taken", len(calls) == 5, f"{calls}")
+
+# a file from before the shape was recorded: raw= reads it, resume takes nothing from it
+old = out / "old.jsonl"
+old.write_text("".join(json.dumps({k: v for k, v in json.loads(ln).items() if k != "shape"}) + "\n"
+                       for ln in lines))
+p["seconds"], p["resume"] = 16, [str(old)]
+calls.clear()
+cc.measure(ctx, p)
+p["resume"], p["raw"] = [], str(old)
+calls_before = len(calls)
+read, _ = cc.measure(ctx, p)
+check("a raw file without shapes: resume measures everything, raw= reads it",
+      calls_before == 5 and len(calls) == 5 and read == first, f"{calls_before} {len(calls)}")
+PY
