@@ -197,12 +197,12 @@ def runs(ctx, tdf, specs, p):
 
 def batches(specs, tdf, cap_mbit):
     """specs in batches whose physical rates (perceived / tdf) add up to at
-    most cap_mbit; one run alone at TDF 1."""
+    most cap_mbit; one run alone at TDF 1; no batch for no specs."""
     if tdf == 1:
         return [[s] for s in specs]
-    out, load = [[]], 0.0
+    out, load = [], 0.0
     for s in specs:
-        if out[-1] and load + s.rate / tdf > cap_mbit:
+        if not out or load + s.rate / tdf > cap_mbit:
             out.append([])
             load = 0.0
         out[-1].append(s)
@@ -256,7 +256,7 @@ def measure(ctx, p):
         plan_[(1, True)] = list(matrix)
     for r, specs in fast.items():  # a fast link joins the batches of its TDF
         plan_.setdefault((r // FAST_PHYS_MBIT, False), []).extend(specs)
-    raw = ctx.out / f"{NAME}-raw.jsonl"
+    raw, shape = ctx.out / f"{NAME}-raw.jsonl", _shape(p)
     if p["raw"]:
         got = _load_raw(p["raw"])
         if p["raw_again"]:
@@ -264,27 +264,28 @@ def measure(ctx, p):
         missing = [(s, t, a) for (t, a), specs in plan_.items() for s in specs if (s, t, a) not in got]
         if missing:
             raise RuntimeError(f"{len(missing)} runs of the plan are not in {p['raw']} (first: {missing[0]})")
-        if Path(p["raw"]).resolve() != raw.resolve():
-            raw.write_text("".join(_raw_line(s, t, a, r, _shape(p)) for (s, t, a), r in got.items()))
         ctx.log(f"   {len(got)} runs read from {p['raw']}" + (f" and {p['raw_again']}" if p["raw_again"] else ""))
+    else:
+        got = {}
+        for path in p["resume"]:  # read before raw is rewritten: it may be one of them
+            had = _load_raw(path, shape=shape)
+            got.update({k: r for k, r in had.items() if k[0] in plan_.get(k[1:], [])})
+        if p["resume"]:
+            ctx.log(f"   {len(got)} runs of the plan taken from {', '.join(map(str, p['resume']))}")
+    if not (p["raw"] and Path(p["raw"]).resolve() == raw.resolve()):
+        raw.write_text("".join(_raw_line(s, t, a, r, shape) for (s, t, a), r in got.items()))
+    if p["raw"]:
         return got, fast
-    got = {}
-    for path in p["resume"]:  # read before raw is rewritten: it may be one of them
-        had = _load_raw(path, shape=_shape(p))
-        got.update({k: r for k, r in had.items() if k[0] in plan_.get(k[1:], [])})
-    if p["resume"]:
-        ctx.log(f"   {len(got)} runs of the plan taken from {', '.join(map(str, p['resume']))}")
-    raw.write_text("".join(_raw_line(s, t, a, r, _shape(p)) for (s, t, a), r in got.items()))
     for tdf, again in sorted(plan_):
         todo = [s for s in plan_[(tdf, again)] if (s, tdf, again) not in got]
-        bs = batches(todo, tdf, p["batch_mbit"]) if todo else []
+        bs, taken = batches(todo, tdf, p["batch_mbit"]), len(plan_[(tdf, again)]) - len(todo)
         ctx.log(f"   TDF {tdf}{' again' if again else ''}: {len(todo)} runs in {len(bs)} batch(es)"
-                + (f" ({len(plan_[(tdf, again)]) - len(todo)} taken)" if len(todo) < len(plan_[(tdf, again)]) else ""))
+                + (f" ({taken} taken)" if taken else ""))
         for b in bs:
             for spec, res in zip(b, runs(ctx, tdf, b, p)):
                 got[(spec, tdf, again)] = res
                 with open(raw, "a") as f:
-                    f.write(_raw_line(spec, tdf, again, res, _shape(p)))
+                    f.write(_raw_line(spec, tdf, again, res, shape))
                 if tdf == 1 or len(b) <= 3:
                     ctx.log(f"   {spec.cc}, {spec.flows} flow(s), loss {spec.loss:g}%, rep {spec.rep}, TDF {tdf}: "
                             f"{fmt(res['goodput'], 2)} Mbit/s")

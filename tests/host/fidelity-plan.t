@@ -50,8 +50,9 @@ full = cc.plan(False)
 specs = [cc.Spec(c, f, loss, r, full["rate"]) for f in full["flows"] for loss in full["losses"]
          for c in full["ccs"] for r in range(full["reps"])]
 b10, b100 = cc.batches(specs, 10, full["batch_mbit"]), cc.batches(specs, 100, full["batch_mbit"])
-check("batches: the full matrix is 5 batches at TDF 10 (12 a batch), 1 at TDF 100",
-      [len(b) for b in b10] == [12, 12, 12, 12, 6] and len(b100) == 1 and len(cc.batches(specs, 1, 50)) == 54,
+check("batches: the full matrix is 5 batches at TDF 10 (12 a batch), 1 at TDF 100; none for no runs",
+      [len(b) for b in b10] == [12, 12, 12, 12, 6] and len(b100) == 1 and len(cc.batches(specs, 1, 50)) == 54
+      and cc.batches([], 10, 50) == [],
       f"{[len(b) for b in b10]} {len(b100)}")
 
 calls = []
