@@ -60,14 +60,18 @@ func FuzzParseDisk(f *testing.F) {
 			if !seen[c.k] {
 				t.Fatalf("%q: %s set but not given", arg, c.k)
 			}
-			// a decimal rendering exists iff the denominator is 2^a*5^b; the
-			// parser only produces such values
-			s := c.v.FloatString(40)
-			back, ok := new(big.Rat).SetString(s)
-			if !ok || back.Cmp(c.v) != 0 {
+			// the parser only produces decimals (denominator 2^a*5^b), and
+			// one needs max(a, b) places: a fixed count would cut a longer
+			// one short (rbps=0.<40 zeros>1 is valid input)
+			places, ok := decimalPlaces(c.v)
+			if !ok {
 				t.Fatalf("%q: %s = %s is not a finite decimal", arg, c.k, c.v)
 			}
-			parts = append(parts, c.k+"="+strings.TrimRight(strings.TrimRight(s, "0"), "."))
+			s := c.v.FloatString(places)
+			if back, ok := new(big.Rat).SetString(s); !ok || back.Cmp(c.v) != 0 {
+				t.Fatalf("%q: %s = %s renders as %s", arg, c.k, c.v, s)
+			}
+			parts = append(parts, c.k+"="+s)
 		}
 		again, err := ParseDisk(strings.Join(parts, ","))
 		if err != nil {
@@ -111,4 +115,24 @@ func FuzzParseDisk(f *testing.F) {
 			}
 		}
 	})
+}
+
+// decimalPlaces is the number of fractional digits that write r exactly,
+// and false when r has no finite decimal expansion (a prime other than 2
+// or 5 divides its denominator).
+func decimalPlaces(r *big.Rat) (int, bool) {
+	d := new(big.Int).Set(r.Denom())
+	count := func(p int64) int {
+		n, q, m := 0, new(big.Int), new(big.Int)
+		for {
+			q.QuoRem(d, big.NewInt(p), m)
+			if m.Sign() != 0 {
+				return n
+			}
+			d.Set(q)
+			n++
+		}
+	}
+	twos, fives := count(2), count(5)
+	return max(twos, fives), d.Cmp(big.NewInt(1)) == 0
 }
