@@ -1,6 +1,7 @@
 #!/bin/bash
 # Host test of congestion-control's plan, without a VM: the KS criterion's
-# size (harness/stats.py), the batches, and resume (measuring a plan in parts:
+# size and its tolerance (harness/stats.py), the criterion as the report
+# judges it, the batches, and resume (measuring a plan in parts:
 # the runs an earlier raw file holds with the same run shape are taken, the
 # others measured). runs() is replaced by a stand-in that records its calls.
 set -u
@@ -18,6 +19,7 @@ import numpy as np
 os.environ.pop("FIDELITY_CC", None)
 import experiments.congestion_control as cc  # noqa: E402
 from harness import stats  # noqa: E402
+from harness.result import Result  # noqa: E402
 
 n = 0
 
@@ -28,7 +30,7 @@ def check(desc, ok, why=""):
     print(f"ok {n} {desc}" if ok else f"not ok {n} {desc} # {why}")
 
 
-print("1..9")
+print("1..14")
 
 p48 = stats.ks_same_pass(48, 48, 0.1)
 check("KS: D <= 0.1 for two samples of 48 of one distribution is rare (asymptotic)",
@@ -106,4 +108,53 @@ calls_before = len(calls)
 read, _ = cc.measure(ctx, p)
 check("a raw file without shapes: resume measures everything, raw= reads it",
       calls_before == 5 and len(calls) == 5 and read == first, f"{calls_before} {len(calls)}")
+# the KS half of the criterion: D within 1% (stats.ks_within)
+rng = np.random.default_rng(11)
+same = worse = 0
+for _ in range(300):
+    a = rng.integers(0, 40, size=rng.integers(1, 80)).astype(float)  # ties too
+    b = rng.integers(0, 45, size=rng.integers(1, 80)).astype(float)
+    same += abs(stats.ks_within(a, b, 0) - stats.ks(a, b)[0]) < 1e-12
+    worse += stats.ks_within(a, b, 0.01) > stats.ks(a, b)[0] + 1e-12
+check("ks_within: with no tolerance it is scipy's D; with 1% never above it (300 pairs, ties included)",
+      same == 300 and worse == 0, f"{same} equal, {worse} above")
+
+# a full link: per-second goodput at 38.25 Mbit/s, the timer's jitter at TDF 1
+# (SD 0.02) and a tenth of it dilated; the same spike 3% lower
+t1, t10 = 38.25 + rng.normal(0, 0.02, 400), 38.25 + rng.normal(0, 0.002, 400)
+d, dt, low = stats.ks(t1, t10)[0], stats.ks_within(t1, t10, 0.01), stats.ks_within(t1, 0.97 * t10, 0.01)
+check("ks_within: two spikes at one mean are 0 apart within 1% (plain D above 0.4); 3% lower is 1",
+      d > 0.4 and dt == 0 and low == 1, f"D {d}, within 1% {dt}, 3% lower {low}")
+
+# a wide distribution (a lossy link's seconds): the tolerance barely matters,
+# and half or twice a clock's factor (goodput x0.5, x2) is far outside
+w = rng.gamma(4, 8, 400)
+w2 = rng.gamma(4, 8, 400)
+dw, dwt = stats.ks(w, w2)[0], stats.ks_within(w, w2, 0.01)
+half, twice = stats.ks_within(w, 0.5 * w2, 0.01), stats.ks_within(w, 2 * w2, 0.01)
+check("ks_within: wide distributions lose at most 0.02 to the tolerance; x0.5 and x2 give D >= 0.4",
+      0 <= dw - dwt <= 0.02 and half >= 0.4 and twice >= 0.4, f"{dw} {dwt} {half} {twice}")
+
+# the report judges the full run's criterion on D within 1%: TDF 1 and 10 on a
+# full link (the means agree, the spikes' widths differ) pass; TDF 10 at
+# twice the goodput fails both halves
+for name, scale in (("spikes of two widths", 1.0), ("twice the goodput", 2.0)):
+    sd = {1: 0.02, 10: 0.002}
+
+    def spike_runs(ctx, tdf, batch, p, scale=scale):
+        r = np.random.default_rng(tdf)
+        k = scale if tdf == 10 else 1.0
+        return [{"goodput": 38.25 * k, "seconds": list(k * (38.25 + r.normal(0, sd[tdf], p["seconds"]))),
+                 "omitted": [], "retransmits": 0} for _ in batch]
+    cc.runs = spike_runs
+    os.environ["FIDELITY_CC"] = "ccs=reno flows=1 losses=0 tdfs=1,10 reps=10 seconds=40 fast=none ref_again=false"
+    ctx2 = types.SimpleNamespace(out=Path(tempfile.mkdtemp()), log=lambda *a: None, short=False)
+    res = Result(cc, ctx2)
+    cc.run(ctx2, res)
+    ks_checks = [c for c in res.checks if "KS" in c["what"]]
+    verdict = [c["passed"] for c in res.checks]
+    want = [True, True] if scale == 1 else [False, False]
+    check(f"the report's criterion, {name}: mean and KS D±1% {'pass' if scale == 1 else 'fail'}",
+          verdict == want and len(ks_checks) == 1 and "D±1%" in ks_checks[0]["what"]
+          and "±1%" in res.criterion, f"{res.checks}")
 PY
