@@ -122,17 +122,16 @@ func FuzzParseDisk(f *testing.F) {
 // or 5 divides its denominator).
 func decimalPlaces(r *big.Rat) (int, bool) {
 	d := new(big.Int).Set(r.Denom())
-	count := func(p int64) int {
-		n, q, m := 0, new(big.Int), new(big.Int)
-		for {
-			q.QuoRem(d, big.NewInt(p), m)
-			if m.Sign() != 0 {
-				return n
-			}
-			d.Set(q)
-			n++
+	twos := d.TrailingZeroBits()
+	d.Rsh(d, twos)
+	fives := uint(0)
+	five, q, m := big.NewInt(5), new(big.Int), new(big.Int)
+	for {
+		if q.QuoRem(d, five, m); m.Sign() != 0 {
+			break
 		}
+		d.Set(q)
+		fives++
 	}
-	twos, fives := count(2), count(5)
-	return max(twos, fives), d.Cmp(big.NewInt(1)) == 0
+	return int(max(twos, fives)), d.Cmp(big.NewInt(1)) == 0
 }
