@@ -8,24 +8,36 @@ VENV=$BUILD/venv
 # A Go toolchain that scripts/setup-host fetched (the one on PATH was too old)
 [ -x "$BUILD/go/bin/go" ] && export PATH="$BUILD/go/bin:$PATH"
 
-# Versions. The series is for the 6.12 stable line as Debian 12 ships it:
-# any 6.12.y that linux-source-6.12 brings is used when the series applies to
-# it; KVER_TESTED is the one the series was last tested on (the README's
-# figures), named in a warning when the build uses another.
+# Versions. The series is for the 6.12 stable line as Debian 12 ships it.
+# KPKG_TESTED is the linux-source-6.12 package the series was last tested on
+# (the README's figures): scripts/setup-host installs that version while the
+# archive serves it, so that a new Debian stable update does not change what
+# a clean clone builds (on 2026-12-02 6.12.118 replaced 6.12.117, and patch 7
+# no longer applied). Another 6.12.y, installed by hand or once the archive
+# has dropped KPKG_TESTED, is used when the series applies to it, with a
+# warning naming both.
 KLINE=6.12
-KVER_TESTED=6.12.117
+KPKG_TESTED=6.12.118-1~deb12u1
+KVER_TESTED=6.12.118
 KPKG=linux-source-6.12
 KTARBALL=/usr/src/linux-source-6.12.tar.xz
 VNG_VERSION=1.42
 
 # kernel_source_version DEBIAN_VERSION: the upstream version (6.12.y) of a
-# linux-source-6.12 package version such as 6.12.117-1~deb12u1; fails (prints
+# linux-source-6.12 package version such as 6.12.118-1~deb12u1; fails (prints
 # nothing) for a version outside the KLINE stable line.
 kernel_source_version() {
 	local line=${KLINE//./\\.}
 
 	[[ $1 =~ ^($line\.[0-9]+)([^0-9.]|$) ]] || return 1
 	echo "${BASH_REMATCH[1]}"
+}
+
+# kernel_source_available DEBIAN_VERSION: apt's package lists have
+# linux-source-6.12 at that version (as of the last apt-get update).
+kernel_source_available() {
+	apt-cache madison "$KPKG" 2>/dev/null |
+		awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | grep -qxF -- "$1"
 }
 
 die()  { echo "$(basename "$0"): error: $*" >&2; exit 1; }
