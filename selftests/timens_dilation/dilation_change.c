@@ -52,6 +52,7 @@
 #include <linux/tipc.h>
 #include <linux/vm_sockets.h>
 #include "dilation.h"
+#include "busy_unix.h"
 #include "uring_raw.h"
 
 #define D_NS		(100 * NSEC_PER_MSEC)
@@ -610,10 +611,10 @@ struct waitee {
 	int sk[2];
 	struct ring ur;		/* and a pipe to read from, empty */
 	int pfd[2];
-	/* the woken cases' helper threads, see helper_create() */
-	pthread_t waker, sender, drainer;
+	/* the woken cases' helper threads, see WAKE_NS */
+	pthread_t waker;
 	int wake_fd, go[2];	/* the waker writes 1 byte to wake_fd after go */
-	int busy;		/* sender and drainer run on sk */
+	struct busy_unix busy;	/* TO_UNIX_RECV_BUSY's sender and drainer, on sk */
 };
 
 /*
@@ -762,19 +763,6 @@ static int lowat_timeout_init(int sk[2])
 	       setsockopt(sk[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 }
 
-/* an AF_UNIX stream with small buffers (TO_UNIX_RECV_BUSY, see busy_send()) */
-static int busy_timeout_init(int sk[2])
-{
-	struct timeval tv = { 0, D_NS / 1000 };
-	int small = 4096;
-
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sk))
-		return -1;
-	return setsockopt(sk[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)) ||
-	       setsockopt(sk[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)) ||
-	       setsockopt(sk[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-}
-
 /*
  * The woken cases' helpers are threads of the sleeper, started before the
  * case's start is stamped (waitee_init()) and joined after its end is
@@ -788,19 +776,6 @@ static int busy_timeout_init(int sk[2])
  * process: after a fork the sleeper's first writes copy its pages.
  */
 #define WAKE_NS		(60 * NSEC_PER_MSEC)
-
-/* a helper thread with every signal blocked: they are for the sleeper */
-static int helper_create(pthread_t *thr, void *(*fn)(void *), void *arg)
-{
-	sigset_t all, old;
-	int err;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = pthread_create(thr, NULL, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return err;
-}
 
 /* the waker: once told to go (waker_go()), writes 1 byte to wake_fd at WAKE_NS */
 static void *waker_main(void *arg)
@@ -821,7 +796,7 @@ static int waker_start(struct waitee *w, int wake_fd)
 	w->wake_fd = wake_fd;
 	if (pipe(w->go))
 		return -1;
-	if (helper_create(&w->waker, waker_main, w)) {
+	if (helper_thread_create(&w->waker, waker_main, w)) {
 		close(w->go[0]);
 		close(w->go[1]);
 		w->go[0] = w->go[1] = -1;
@@ -837,66 +812,19 @@ static int waker_go(struct waitee *w)
 }
 
 /*
- * recv() on an AF_UNIX stream while a second thread sends on it, into
- * small buffers that a third thread drains slowly from the peer: each read
- * of the peer frees send space, and unix_write_space() wakes the socket's
- * queue, the receiver with it, once the send queue is down to a quarter:
- * the recv() sleeps about 44 times in its 100 ms (the median of 100 runs,
- * counted with getrusage()), 2.3 ms of its time apart on average. The
- * recv() must still time out at D_NS: a wait that got its
- * whole timeout back after each sleep shorter than a jiffy never would (a
- * reviewer's finding on the first version of the kernel change). (TCP is
- * not used here: its receiver also waits for the socket lock that the
- * sender holds, time that no socket timeout counts, on any kernel: in this
- * guest such a recv() at TDF 10 took 6 times its timeout.)
+ * TO_UNIX_RECV_BUSY: recv() woken about 44 times in its 100 ms (the median
+ * of 100 runs, counted with getrusage()), 2.3 ms of its time apart on
+ * average, by a sender and a drainer pausing between reads (busy_unix.h).
+ * The recv() must still time out at D_NS: a wait that got its whole
+ * timeout back after each sleep shorter than a jiffy never would (a
+ * reviewer's finding on the first version of the kernel change).
  */
-static volatile int busy_stop;
-
-static void *busy_send(void *arg)
-{
-	static char chunk[4096];
-	int fd = *(int *)arg;
-
-	while (!busy_stop && send(fd, chunk, sizeof(chunk), MSG_NOSIGNAL) > 0)
-		;
-	return NULL;
-}
-
-static void *busy_drain(void *arg)
-{
-	struct timespec nap = { 0, 200 * NSEC_PER_USEC };
-	static char buf[1024];
-	int fd = *(int *)arg;
-
-	while (recv(fd, buf, sizeof(buf), 0) > 0)
-		nanosleep(&nap, NULL);
-	return NULL;
-}
-
-static int busy_start(struct waitee *w)
-{
-	busy_stop = 0;
-	if (helper_create(&w->drainer, busy_drain, &w->sk[1]))
-		return -1;
-	if (helper_create(&w->sender, busy_send, &w->sk[0])) {
-		shutdown(w->sk[1], SHUT_RDWR);
-		pthread_join(w->drainer, NULL);
-		return -1;
-	}
-	w->busy = 1;
-	return 0;
-}
+#define BUSY_DRAIN_PAUSE_NS	(200 * NSEC_PER_USEC)
 
 /* the helpers stop before the sockets they use close */
 static void helpers_stop(struct waitee *w)
 {
-	if (w->busy) {
-		/* the sender's next send fails, the drainer reads the FIN */
-		busy_stop = 1;
-		shutdown(w->sk[0], SHUT_WR);
-		pthread_join(w->sender, NULL);
-		pthread_join(w->drainer, NULL);
-	}
+	busy_unix_stop(&w->busy);
 	if (w->go[1] >= 0) {
 		close(w->go[1]);
 		pthread_join(w->waker, NULL);
@@ -941,7 +869,8 @@ static void waitee_init(struct waitee *w, enum how how)
 			_exit(17);
 		break;
 	case TO_UNIX_RECV_BUSY:
-		if (busy_timeout_init(w->sk) || busy_start(w))
+		if (busy_unix_open(w->sk, D_NS) ||
+		    busy_unix_start(&w->busy, w->sk, BUSY_DRAIN_PAUSE_NS))
 			_exit(18);
 		break;
 	case TO_EPOLL:

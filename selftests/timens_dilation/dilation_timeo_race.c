@@ -15,9 +15,9 @@
  * makes them meet a change often: a child in the dilated namespace
  * receives again and again with SO_RCVTIMEO 50 ms on an AF_UNIX stream
  * that a second thread sends on and a third drains from the peer without
- * a pause (as in dilation_change: unix_write_space() wakes the receiver,
- * here as often as the CPUs allow), while the parent switches the factor
- * between 1 and 10 every 1 to 8 ms of host time for RUN_NS.
+ * a pause (busy_unix.h: the receiver is woken as often as the CPUs
+ * allow), while the parent switches the factor between 1 and 10 every 1
+ * to 8 ms of host time for RUN_NS.
  *
  * No receive may end early by more than a host tick at TDF 1: a timeout of
  * n jiffies ends after n - 1 and a fraction, on any kernel, and a change
@@ -30,71 +30,49 @@
  * dilation_change bounds it for one.
  */
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include "dilation.h"
+#include "busy_unix.h"
 
 #define TIMEOUT_NS	(50 * NSEC_PER_MSEC)	/* SO_RCVTIMEO, of the namespace */
 #define RUN_NS		(20 * NSEC_PER_SEC)	/* of host time, switching */
 
 struct result {
-	int err;		/* errno of the first receive that did not time out, or 0 */
+	int err;		/* errno of a receive that failed otherwise, or 0 */
+	long long got;		/* what a receive returned instead, or -1 */
 	long long n;		/* receives that timed out */
 	long long early;	/* of them, ended early */
 	i64 min, max;		/* namespace ns of the shortest and longest receive */
 	i64 first[8];		/* the first early ones */
 };
 
-static volatile int stop;
-
-static void *sender(void *arg)
-{
-	static char chunk[4096];
-	int fd = *(int *)arg;
-
-	while (!stop && send(fd, chunk, sizeof(chunk), MSG_NOSIGNAL) > 0)
-		;
-	return NULL;
-}
-
-static void *drainer(void *arg)
-{
-	static char buf[1024];
-	int fd = *(int *)arg;
-
-	while (recv(fd, buf, sizeof(buf), 0) > 0)
-		;
-	return NULL;
-}
-
 /* in the namespace: receive until the parent closes @stop_fd */
 static void __attribute__((noreturn)) child(int stop_fd, int res_fd)
 {
-	struct timeval tv = { 0, TIMEOUT_NS / 1000 };
-	struct result r = { .min = INT64_MAX };
+	struct result r = { .got = -1, .min = INT64_MAX };
 	i64 allowed = TIMEOUT_NS - tick_ns();
-	int small = 4096, sk[2];
-	pthread_t snd, drn;
+	struct busy_unix busy;
 	char buf[8];
+	int sk[2];
 
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sk) ||
-	    setsockopt(sk[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)) ||
-	    setsockopt(sk[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)) ||
-	    setsockopt(sk[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
-	    fcntl(stop_fd, F_SETFL, O_NONBLOCK))
+	if (busy_unix_open(sk, TIMEOUT_NS) || fcntl(stop_fd, F_SETFL, O_NONBLOCK))
 		_exit(2);
-	if (pthread_create(&drn, NULL, drainer, &sk[1]) ||
-	    pthread_create(&snd, NULL, sender, &sk[0]))
+	if (busy_unix_start(&busy, sk, 0))
 		_exit(3);
 	while (read(stop_fd, buf, 1) < 0 && errno == EAGAIN) {
 		struct timespec t0, t1;
+		ssize_t got;
 		i64 d;
 
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (recv(sk[0], buf, sizeof(buf), 0) >= 0 || errno != EAGAIN) {
-			r.err = errno ?: EPROTO;
+		got = recv(sk[0], buf, sizeof(buf), 0);
+		if (got >= 0) {
+			r.got = got;
+			break;
+		}
+		if (errno != EAGAIN) {
+			r.err = errno;
 			break;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -106,10 +84,7 @@ static void __attribute__((noreturn)) child(int stop_fd, int res_fd)
 		r.min = d < r.min ? d : r.min;
 		r.max = d > r.max ? d : r.max;
 	}
-	stop = 1;
-	shutdown(sk[0], SHUT_WR);
-	pthread_join(snd, NULL);
-	pthread_join(drn, NULL);
+	busy_unix_stop(&busy);
 	_exit(write(res_fd, &r, sizeof(r)) == sizeof(r) ? 0 : 4);
 }
 
@@ -162,7 +137,11 @@ int main(void)
 		ok = 0;
 	}
 	if (r.err) {
-		ksft_print_msg("  a receive did not time out: %s\n", strerror(r.err));
+		ksft_print_msg("  a receive failed: %s\n", strerror(r.err));
+		ok = 0;
+	}
+	if (r.got >= 0) {
+		ksft_print_msg("  a receive returned %lld instead of timing out\n", r.got);
 		ok = 0;
 	}
 	if (r.early) {
