@@ -1,9 +1,11 @@
 """Beyond the machine: links faster than the VM can carry.
 
 First the highest netem rate that one TCP flow sustains undilated in this VM
-(R_max: goodput at least SUSTAIN of an ideal link's). Then links perceived at
-10x and 100x R_max: undilated they fall short, at TDF 10 and 100 (physically
-R_max again) the nodes perceive the goodput an ideal link would give.
+(R_max: goodput at least SUSTAIN_RMAX of an ideal link's; twice it is not
+sustained). Then links perceived at 10x and 100x R_max / HEADROOM: undilated
+they fall short (5x R_max is beyond the machine), at TDF 10 and 100
+(physically R_max / HEADROOM) the nodes perceive the goodput an ideal link
+would give.
 """
 from harness import netutil
 from harness.node import NodeError, Testbed, write_profile
@@ -15,10 +17,15 @@ REQUIRES = ["iperf3"]
 RTT_MS = 1
 GOODPUT = 1448 / 1514  # TCP payload per 1514-byte frame (timestamps on): an ideal link's goodput
 SUSTAIN = 0.90  # of an ideal link's goodput: "gives what an ideal link would"
-# R_max must be sustained with a margin: the dilated runs carry it physically
-# for longer and over a TDF-times longer RTT, so a rate at the edge would fail
-# for reasons that have nothing to do with dilation
+# R_max must be sustained with a margin (SUSTAIN_RMAX), and the dilated runs
+# carry half of it (HEADROOM) physically: they run for longer and over a
+# TDF-times longer RTT (slow start takes TDF times more host time), so a rate
+# at the machine's edge fails for reasons that have nothing to do with
+# dilation. Measured 2026-12-06 on a machine whose edge is 400-500 Mbit/s
+# (400 sustained at 91% and 98% in two sweeps): 4000 Mbit/s at TDF 10, 400
+# physical, gave 85% and 86% of an ideal link; 2000 at TDF 10 gave 97%.
 SUSTAIN_RMAX = 0.95
+HEADROOM = 2
 
 
 # The timed (undilated) runs leave their first second out (iperf3 -O): with it,
@@ -29,19 +36,34 @@ SUSTAIN_RMAX = 0.95
 OMIT_S = 1
 
 
+# The sweep doubles the rate until one flow falls short, so that R_max is this
+# machine's and 2 x R_max is not sustained: the perceived links, 10x R_max /
+# HEADROOM and up, are then beyond the machine, not by an assumption about it.
+# The short variant once took R_max as 50 Mbit/s unmeasured, and a faster
+# machine carried its 500 Mbit/s undilated at 96% of an ideal link (a
+# clean-clone CI, 2026-12-06). A sweep that never falls short ends at 3200
+# Mbit/s, and 10x half of that is above the 10 Gbit/s netem emulates on a
+# veth: undilated it cannot be set up at all (tools/scaling).
+SWEEP = [25, 50, 100, 200, 400, 800, 1600, 3200]
+# the dilated runs' perceived goodput above an ideal link's by more than
+# iperf3's own measuring window can account for is a clock running fast (a
+# kernel applying more than the factor), not a faster link
+EXCEED = 1.03
+
+
 def plan(short):
-    if short:  # no search: a rate this VM carries, and 10x it at TDF 10
-        return {"sweep": [50], "factors": [10], "seconds": 2, "dilated_s": 0.2}
-    return {"sweep": [25, 50, 100, 200, 400, 800], "factors": [10, 100], "seconds": 2, "dilated_s": 0.3}
+    if short:
+        return {"sweep": SWEEP[1:], "factors": [10], "seconds": 2, "dilated_s": 0.2}
+    return {"sweep": SWEEP, "factors": [10, 100], "seconds": 2, "dilated_s": 0.3}
 
 
 def criterion(short):
     p = plan(short)
     f = " and ".join(f"{x}x" for x in p["factors"])
     return (f"R_max is the highest rate of {p['sweep']} Mbit/s one flow sustains undilated (goodput ≥ "
-            f"{SUSTAIN_RMAX:.0%} of an ideal link's, rate x 1448/1514); at {f} R_max, TDF = that factor "
-            f"gives ≥ {SUSTAIN:.0%} of the ideal goodput, perceived, while TDF 1 gives less or cannot "
-            f"emulate the link at all")
+            f"{SUSTAIN_RMAX:.0%} of an ideal link's, rate x 1448/1514); at {f} R_max/{HEADROOM}, TDF = that factor "
+            f"gives {SUSTAIN:.0%} to {EXCEED:.0%} of the ideal goodput, perceived, while TDF 1 gives less than "
+            f"{SUSTAIN:.0%} or cannot emulate the link at all")
 
 
 def flow(ctx, tdf, rate_mbit, seconds=None, nbytes=None):
@@ -86,10 +108,13 @@ def run(ctx, res):
               f"one of {p['sweep']}")
     if rmax is None:
         return
-    res.params["R_max"] = f"{rmax} Mbit/s"
+    if rmax == p["sweep"][-1]:
+        res.note(f"the VM sustained every rate of the sweep; {rmax} Mbit/s is the sweep's end, not the machine's")
+    base = rmax // HEADROOM
+    res.params["R_max"] = f"{rmax} Mbit/s (the dilated links are physically {base} Mbit/s)"
     for k in p["factors"]:
-        rate = rmax * k
-        ctx.log(f"   {k}x R_max = {rate} Mbit/s: undilated")
+        rate = base * k
+        ctx.log(f"   {k}x R_max/{HEADROOM} = {rate} Mbit/s: undilated")
         try:
             g1 = flow(ctx, 1, rate, seconds=p["seconds"])
         except NodeError as e:  # dilated-node refuses links netem cannot emulate
@@ -103,7 +128,8 @@ def run(ctx, res):
         ctx.log(f"   -> {fmt(gk)} Mbit/s perceived ({ek:.0%} of ideal)")
         rows += [["beyond", 1, rate, rate, g1, e1], ["beyond", k, rate, rate / k, gk, ek]]
         csv_rows += [["beyond", 1, rate, g1], ["beyond", k, rate, gk]]
-        res.check(f"{rate} Mbit/s at TDF {k}: goodput / ideal", f"{ek:.1%}", ek >= SUSTAIN, f"≥ {SUSTAIN:.0%}")
+        res.check(f"{rate} Mbit/s at TDF {k}: goodput / ideal", f"{ek:.1%}", SUSTAIN <= ek <= EXCEED,
+                  f"{SUSTAIN:.0%} to {EXCEED:.0%}")
         res.check(f"{rate} Mbit/s undilated falls short: goodput / ideal", f"{e1:.1%}", e1 < SUSTAIN,
                   f"< {SUSTAIN:.0%}")
     res.table("One TCP flow (goodput perceived; ideal = rate x 1448/1514)",
