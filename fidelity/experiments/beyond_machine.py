@@ -22,8 +22,8 @@ SUSTAIN = 0.90  # of an ideal link's goodput: "gives what an ideal link would"
 # TDF-times longer RTT (slow start takes TDF times more host time), so a rate
 # at the machine's edge fails for reasons that have nothing to do with
 # dilation. Measured 2026-12-06 on a machine whose edge is 400-500 Mbit/s
-# (400 sustained at 91% and 98% in two sweeps): 4000 Mbit/s at TDF 10, 400
-# physical, gave 85% and 86% of an ideal link; 2000 at TDF 10 gave 97%.
+# (400 Mbit/s gave 88-99% of an ideal link in that day's sweeps): 4000 Mbit/s at
+# TDF 10, 400 physical, gave 85% and 86%; 2000 at TDF 10 gave 97-98%.
 SUSTAIN_RMAX = 0.95
 HEADROOM = 2
 
