@@ -62,7 +62,8 @@ DEFAULT_WMEM_MAX = 4 << 20
 
 def buffers(rate_mbit):
     """A shell prefix that raises the node's TCP buffer maxima to BUF_BDPS x
-    the link's bandwidth-delay product, or "" where the defaults cover it."""
+    the link's bandwidth-delay product, or "" where the defaults cover it.
+    The minimum and initial sizes written are the kernel's defaults."""
     need = int(BUF_BDPS * rate_mbit * 1e6 / 8 * RTT_MS / 1e3)
     if need <= DEFAULT_WMEM_MAX:
         return ""
