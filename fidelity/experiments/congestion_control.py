@@ -33,6 +33,7 @@ TDF 10, ~2400 s at TDF 100: about 105 min; the 10 Gbit/s pair at TDF 1000
 adds ~5.6 h (FIDELITY_CC='fast=1000' leaves it out).
 --short, the test suite's variant: CUBIC and Reno, TDF 1 and 10, ~3 min.
 """
+import ipaddress
 import json
 import os
 from collections import namedtuple
@@ -85,6 +86,15 @@ FAST_LOSS = 0.01
 # (RUN_SHAPE), measure only the others: a plan longer than one boot is
 # measured in parts, each boot's raw file holding what the earlier ones had.
 RUN_SHAPE = ("seconds", "omit", "rtt", "hops", "determ", "seeded")
+# A batch's node pairs share dilated-node's bridge, on a /22 rather than its
+# default /24 so that a full-size batch fits (at TDF 100 the whole 40 Mbit/s
+# matrix, 180 pairs, is one batch). Pair i is PAIR_FIRST + 2i (receiver) and
+# the next address (sender); the addresses below PAIR_FIRST are the other
+# experiments'. MAX_PAIRS is what the /22 holds (a bridge takes 1024 ports,
+# two a pair: 486 pairs fit there too); batches() never puts more in one.
+PAIR_NET = ipaddress.IPv4Network("10.213.0.0/22")
+PAIR_FIRST = 50
+MAX_PAIRS = (PAIR_NET.num_addresses - 2 - PAIR_FIRST) // 2
 
 
 # one run: congestion control, flows, loss %, repetition, perceived Mbit/s
@@ -148,6 +158,14 @@ def _seeds(rep):
     return tuple(1000 * (rep + 1) + k for k in range(1, 5))
 
 
+def pair_addrs(i):
+    """Node pair i's receiver and sender addresses in PAIR_NET."""
+    if not 0 <= i < MAX_PAIRS:
+        raise ValueError(f"node pair {i}: {PAIR_NET} holds pairs 0-{MAX_PAIRS - 1}")
+    rcv = PAIR_NET[PAIR_FIRST + 2 * i]
+    return str(rcv), str(rcv + 1)
+
+
 def _pair(ctx, tb, i, tdf, spec, p):
     """Sender/receiver node pair number i for spec, held; returns the receiver.
     hops 1: the sender's profile shapes the link (data and ACKs each cross
@@ -166,13 +184,14 @@ def _pair(ctx, tb, i, tdf, spec, p):
                              delay=f"{rtt * 500 // hops}us", limit=limit, loss=random_loss,
                              down={"seed": down_seed} if down_seed is not None else None,
                              up={"seed": up_seed} if up_seed is not None else None)
-    a = 50 + 2 * i  # 10.213.0.50..: other experiments use .20-.41
+    rcv_addr, snd_addr = pair_addrs(i)
+    bits, net = PAIR_NET.prefixlen, str(PAIR_NET)
     snd = tb.node(f"ccs{i}", tdf, ["iperf3", "-s", "-1"], profile=profile("sender.toml", *seeds[:2]),
-                  addr=f"10.213.0.{a + 1}/24")
+                  addr=f"{snd_addr}/{bits}", subnet=net)
     snd.nsenter("sysctl", "-qw", f"net.ipv4.tcp_congestion_control={spec.cc}", check=False)
-    cmd = ["iperf3", "-c", f"10.213.0.{a + 1}", "-R", "-C", spec.cc, "-P", spec.flows, "-t", p["seconds"],
+    cmd = ["iperf3", "-c", snd_addr, "-R", "-C", spec.cc, "-P", spec.flows, "-t", p["seconds"],
            "-O", p["omit"], "-i", "1", "-J"]
-    rcv = tb.node(f"ccr{i}", tdf, cmd, addr=f"10.213.0.{a}/24", hold=True,
+    rcv = tb.node(f"ccr{i}", tdf, cmd, addr=f"{rcv_addr}/{bits}", subnet=net, hold=True,
                   profile=profile("receiver.toml", *seeds[2:]) if hops == 2 else None)
     if loss and p["determ"]:
         netutil.deterministic_loss(rcv, every=round(100 / loss))
@@ -206,14 +225,15 @@ def runs(ctx, tdf, specs, p):
     return out
 
 
-def batches(specs, tdf, cap_mbit):
+def batches(specs, tdf, cap_mbit, max_runs=MAX_PAIRS):
     """specs in batches whose physical rates (perceived / tdf) add up to at
-    most cap_mbit; one run alone at TDF 1; no batch for no specs."""
+    most cap_mbit, at most max_runs (node pairs) a batch; one run alone at
+    TDF 1; no batch for no specs."""
     if tdf == 1:
         return [[s] for s in specs]
     out, load = [], 0.0
     for s in specs:
-        if not out or load + s.rate / tdf > cap_mbit:
+        if not out or load + s.rate / tdf > cap_mbit or len(out[-1]) == max_runs:
             out.append([])
             load = 0.0
         out[-1].append(s)

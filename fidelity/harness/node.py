@@ -52,7 +52,7 @@ class Node:
     returns cmd's exit status."""
 
     def __init__(self, work, name, tdf, cmd, *, profile=None, cpus=None, scale=None, cpu_period=None,
-                 disk=None, addr=None, no_net=False, rto_min=False, hold=False, linger=False):
+                 disk=None, addr=None, subnet=None, no_net=False, rto_min=False, hold=False, linger=False):
         self.name, self.tdf, self.work = name, tdf, Path(work)
         self.pidfile = self.work / f"{name}.pid"
         self.gofifo = self.work / f"{name}.go" if hold else None
@@ -66,7 +66,7 @@ class Node:
             make_gate(self.gofifo)
         args = [str(DILATED_NODE), "run", "--quiet", "--name", name, "--tdf", _fmt(tdf)]
         for flag, val in (("--profile", profile), ("--cpus", cpus), ("--scale", scale), ("--cpu-period", cpu_period),
-                          ("--disk", disk), ("--addr", addr)):
+                          ("--disk", disk), ("--addr", addr), ("--subnet", subnet)):
             if val is not None:
                 args += [flag, _fmt(val)]
         if no_net:

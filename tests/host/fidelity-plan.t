@@ -8,6 +8,7 @@ set -u
 cd "$(dirname "$0")/../../fidelity" || exit 1
 # Debian's python3: setup-host installs python3-numpy and python3-scipy for it
 exec /usr/bin/python3 - <<'PY'
+import ipaddress
 import json
 import os
 import tempfile
@@ -30,7 +31,7 @@ def check(desc, ok, why=""):
     print(f"ok {n} {desc}" if ok else f"not ok {n} {desc} # {why}")
 
 
-print("1..14")
+print("1..16")
 
 p48 = stats.ks_same_pass(48, 48, 0.1)
 check("KS: D <= 0.1 for two samples of 48 of one distribution is rare (asymptotic)",
@@ -56,6 +57,29 @@ check("batches: the full matrix is 5 batches at TDF 10 (12 a batch), 1 at TDF 10
       [len(b) for b in b10] == [12, 12, 12, 12, 6] and len(b100) == 1 and len(cc.batches(specs, 1, 50)) == 54
       and cc.batches([], 10, 50) == [],
       f"{[len(b) for b in b10]} {len(b100)}")
+
+# a batch is as many node pairs as the pairs' subnet holds, at most: the full
+# run's size at TDF 100 (10 repetitions, 80 physical Mbit/s a batch) is one
+# batch of 180 pairs (0.4 Mbit/s each); 500 slow runs are split at MAX_PAIRS
+specs10 = [cc.Spec(c, f, loss, r, full["rate"]) for f in full["flows"] for loss in full["losses"]
+           for c in full["ccs"] for r in range(10)]
+slow = [cc.Spec("reno", 1, 0, r, 1) for r in range(500)]
+sizes = [len(b) for b in cc.batches(specs10, 100, 80)], [len(b) for b in cc.batches(slow, 100, 80)]
+check("batches: 180 runs at TDF 100 are one batch; 500 slow ones are MAX_PAIRS (486) and 14",
+      sizes == ([180], [486, 14]) and cc.MAX_PAIRS == 486, f"{sizes} {cc.MAX_PAIRS}")
+
+addrs = [a for i in range(cc.MAX_PAIRS) for a in cc.pair_addrs(i)]
+ips = [ipaddress.IPv4Address(a) for a in addrs]
+net = cc.PAIR_NET
+ok = (len(set(addrs)) == len(addrs) and cc.pair_addrs(0) == ("10.213.0.50", "10.213.0.51")
+      and all(ip in net and ip not in (net[0], net[1], net.broadcast_address) for ip in ips))
+try:
+    cc.pair_addrs(cc.MAX_PAIRS)
+    ok = False
+except ValueError:
+    pass
+check("pair addresses: 10.213.0.50 on, distinct host addresses of the /22 other than the bridge's; "
+      "one pair more is an error", ok, f"{addrs[:2]} {addrs[-2:]}")
 
 calls = []
 
