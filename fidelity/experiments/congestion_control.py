@@ -89,9 +89,11 @@ RUN_SHAPE = ("seconds", "omit", "rtt", "hops", "determ", "seeded")
 # A batch's node pairs share dilated-node's bridge, on a /22 rather than its
 # default /24 so that a full-size batch fits (at TDF 100 the whole 40 Mbit/s
 # matrix, 180 pairs, is one batch). Pair i is PAIR_FIRST + 2i (receiver) and
-# the next address (sender); the addresses below PAIR_FIRST are the other
-# experiments'. MAX_PAIRS is what the /22 holds (a bridge takes 1024 ports,
-# two a pair: 486 pairs fit there too); batches() never puts more in one.
+# the next address (sender). The other experiments' fixed addresses (.20-.41,
+# diecast's .60 on) never meet these: each experiment has a testbed of its
+# own, whose end removes the bridge. MAX_PAIRS is what the /22 holds (a
+# bridge takes 1024 ports, two a pair: 486 pairs fit there too); batches()
+# never puts more in one.
 PAIR_NET = ipaddress.IPv4Network("10.213.0.0/22")
 PAIR_FIRST = 50
 MAX_PAIRS = (PAIR_NET.num_addresses - 2 - PAIR_FIRST) // 2
