@@ -1,9 +1,14 @@
 """Network measurement helpers: waiting for servers, packet capture, iperf3."""
+import contextlib
 import json
 import re
 import signal
 import subprocess
 import time
+from pathlib import Path
+
+SOFTNET_STAT = Path("/proc/net/softnet_stat")
+MAX_BACKLOG = Path("/proc/sys/net/core/netdev_max_backlog")
 
 
 def wait_listen(node, port, timeout=60):
@@ -28,6 +33,29 @@ def quickack(node):
         # "rto_min T" (which it always locks)
         node.nsenter("ip", "route", "change", *route.replace("rto_min lock ", "rto_min ").split(),
                      "quickack", "1")
+
+
+def backlog_drops(path=SOFTNET_STAT):
+    """Packets the kernel dropped so far because a CPU's input backlog was
+    full (net.core.netdev_max_backlog), summed over the CPUs: the second
+    (hex) column of /proc/net/softnet_stat. Every packet a veth passes on
+    waits in that backlog, so on a bridge of many nodes this is where the
+    host's own load, not a netem profile, loses packets."""
+    return sum(int(line.split()[1], 16) for line in Path(path).read_text().splitlines() if line.strip())
+
+
+@contextlib.contextmanager
+def backlog_at_least(packets, path=MAX_BACKLOG):
+    """net.core.netdev_max_backlog raised to at least packets while the
+    block runs, then put back (it is global, not per network namespace)."""
+    before = int(Path(path).read_text())
+    if packets > before:
+        Path(path).write_text(f"{packets}\n")
+    try:
+        yield
+    finally:
+        if packets > before:
+            Path(path).write_text(f"{before}\n")
 
 
 def deterministic_loss(node, every, dev="eth0"):

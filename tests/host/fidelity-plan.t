@@ -19,7 +19,7 @@ import numpy as np
 
 os.environ.pop("FIDELITY_CC", None)
 import experiments.congestion_control as cc  # noqa: E402
-from harness import stats  # noqa: E402
+from harness import netutil, stats  # noqa: E402
 from harness.result import Result  # noqa: E402
 
 n = 0
@@ -31,7 +31,7 @@ def check(desc, ok, why=""):
     print(f"ok {n} {desc}" if ok else f"not ok {n} {desc} # {why}")
 
 
-print("1..16")
+print("1..20")
 
 p48 = stats.ks_same_pass(48, 48, 0.1)
 check("KS: D <= 0.1 for two samples of 48 of one distribution is rare (asymptotic)",
@@ -132,6 +132,45 @@ calls_before = len(calls)
 read, _ = cc.measure(ctx, p)
 check("a raw file without shapes: resume measures everything, raw= reads it",
       calls_before == 5 and len(calls) == 5 and read == first, f"{calls_before} {len(calls)}")
+# the host's input backlog: softnet_stat's second column is hex, one line a
+# CPU (here 0x10 + 0x2f = 63 drops; the other columns are not drops)
+tmp = Path(tempfile.mkdtemp())
+(tmp / "softnet_stat").write_text("0001a2b3 00000010 0000ffff 00000000\n000000ff 0000002f 00000001 00000001\n")
+check("backlog_drops: the second column, hex, summed over the CPUs",
+      netutil.backlog_drops(tmp / "softnet_stat") == 63, f"{netutil.backlog_drops(tmp / 'softnet_stat')}")
+
+# netdev_max_backlog is raised for a batch and put back after it, also when
+# the batch fails; a higher setting is left alone
+mb = tmp / "netdev_max_backlog"
+mb.write_text("1000\n")
+seen = []
+try:
+    with netutil.backlog_at_least(180000, mb):
+        seen.append(int(mb.read_text()))
+        raise RuntimeError("a batch that fails")
+except RuntimeError:
+    pass
+seen.append(int(mb.read_text()))
+with netutil.backlog_at_least(500, mb):
+    seen.append(int(mb.read_text()))
+check("backlog_at_least: raised for the block, put back after a failure; never lowered",
+      seen == [180000, 1000, 1000], f"{seen}")
+
+# the report requires that no run's batch dropped packets in the backlog while
+# it ran (set-up's drops are reported, not judged); runs from before the
+# drops were recorded add no check
+for name, drops, want in (("no drops", 0, True), ("a dilated batch that dropped", 7, False)):
+    def drop_runs(ctx, tdf, batch, p, drops=drops):
+        return [{"goodput": 38.25, "seconds": [38.25] * p["seconds"], "omitted": [], "retransmits": 0,
+                 "backlog_drops": drops if tdf == 10 else 0, "setup_drops": 3} for _ in batch]
+    cc.runs = drop_runs
+    os.environ["FIDELITY_CC"] = "ccs=reno flows=1 losses=0 tdfs=1,10 reps=2 seconds=4 fast=none ref_again=false"
+    ctx3 = types.SimpleNamespace(out=Path(tempfile.mkdtemp()), log=lambda *a: None, short=False)
+    res = Result(cc, ctx3)
+    cc.run(ctx3, res)
+    dc = {c["what"].split(":")[0]: c["passed"] for c in res.checks if "backlog" in c["what"]}
+    check(f"the report's backlog check, {name}: TDF 10 {'passes' if want else 'fails'}, TDF 1 passes",
+          dc == {"TDF 1": True, "TDF 10": want}, f"{res.checks}")
 # the KS half of the criterion: D within 1% (stats.ks_within)
 rng = np.random.default_rng(11)
 same = worse = 0
