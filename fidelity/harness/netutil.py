@@ -58,6 +58,36 @@ def backlog_at_least(packets, path=MAX_BACKLOG):
             Path(path).write_text(f"{before}\n")
 
 
+# TcpExt counters a run records of its sender: how its losses were repaired
+# (RTO, fast recovery, tail loss probe) and whether an RTO was spurious
+SENDER_EVENTS = ("TCPTimeouts", "TCPSpuriousRTOs", "TCPLossProbes", "TCPSackRecovery", "TCPRenoRecovery",
+                 "TCPFastRetrans", "TCPSlowStartRetrans", "TCPLostRetransmit")
+
+
+def tcp_ext(text):
+    """{name: value} of the TcpExt lines of a /proc/net/netstat text (a name
+    line, then a value line)."""
+    rows = [ln.split() for ln in text.splitlines() if ln.startswith("TcpExt:")]
+    if len(rows) != 2 or len(rows[0]) != len(rows[1]):
+        raise ValueError("no TcpExt name and value lines in /proc/net/netstat")
+    return {k: int(v) for k, v in zip(rows[0][1:], rows[1][1:])}
+
+
+def qdisc_drops(text):
+    """Packets the qdiscs of a `tc -s qdisc show` text dropped, summed: for
+    netem its random loss and its queue limit's drops together."""
+    return sum(int(n) for n in re.findall(r"\(dropped (\d+),", text))
+
+
+def sender_events(node, dev="eth0"):
+    """SENDER_EVENTS of node's network namespace (its TcpExt counters, fresh
+    with the namespace) and its qdiscs' drops on dev."""
+    ext = tcp_ext(node.nsenter("cat", "/proc/net/netstat").stdout)
+    out = {k: ext.get(k, 0) for k in SENDER_EVENTS}
+    out["qdisc_drops"] = qdisc_drops(node.nsenter("tc", "-s", "qdisc", "show", "dev", dev).stdout)
+    return out
+
+
 def deterministic_loss(node, every, dev="eth0"):
     """Drop every Nth IP packet arriving at node (tc gact 'random determ'): the
     same packets are lost at every TDF, unlike netem's random loss."""

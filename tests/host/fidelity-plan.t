@@ -31,7 +31,7 @@ def check(desc, ok, why=""):
     print(f"ok {n} {desc}" if ok else f"not ok {n} {desc} # {why}")
 
 
-print("1..20")
+print("1..22")
 
 p48 = stats.ks_same_pass(48, 48, 0.1)
 check("KS: D <= 0.1 for two samples of 48 of one distribution is rare (asymptotic)",
@@ -156,13 +156,31 @@ with netutil.backlog_at_least(500, mb):
 check("backlog_at_least: raised for the block, put back after a failure; never lowered",
       seen == [180000, 1000, 1000], f"{seen}")
 
+# a sender's events: TcpExt of /proc/net/netstat (this host's, read as the
+# nodes' are) and the drops of `tc -s qdisc` (netem's text: two qdiscs here)
+ext = netutil.tcp_ext(Path("/proc/net/netstat").read_text())
+tc_text = ("qdisc netem 8001: root refcnt 2 limit 728 delay 4.0s rate 400Kbit seed 1001\n"
+           " Sent 123 bytes 4 pkt (dropped 17, overlimits 0 requeues 0)\n backlog 0b 0p requeues 0\n"
+           "qdisc pfifo 0: parent 8001: limit 1000p\n Sent 9 bytes 1 pkt (dropped 3, overlimits 2 requeues 0)\n")
+try:
+    netutil.tcp_ext("Ip: 1 2\nIp: 3 4\n")
+    bad = "no error"
+except ValueError:
+    bad = "error"
+check("sender events: TcpExt parsed by name (every SENDER_EVENTS counter there), qdisc drops summed (17 + 3); "
+      "a text without TcpExt is an error",
+      all(k in ext for k in netutil.SENDER_EVENTS) and netutil.qdisc_drops(tc_text) == 20 and bad == "error",
+      f"{[k for k in netutil.SENDER_EVENTS if k not in ext]} {netutil.qdisc_drops(tc_text)} {bad}")
+
 # the report requires that no run's batch dropped packets in the backlog while
 # it ran (set-up's drops are reported, not judged); runs from before the
 # drops were recorded add no check
 for name, drops, want in (("no drops", 0, True), ("a dilated batch that dropped", 7, False)):
     def drop_runs(ctx, tdf, batch, p, drops=drops):
+        ev = {k: 1 for k in netutil.SENDER_EVENTS}
         return [{"goodput": 38.25, "seconds": [38.25] * p["seconds"], "omitted": [], "retransmits": 0,
-                 "backlog_drops": drops if tdf == 10 else 0, "setup_drops": 3} for _ in batch]
+                 "backlog_drops": drops if tdf == 10 else 0, "setup_drops": 3,
+                 "sender": dict(ev, TCPTimeouts=tdf, qdisc_drops=5)} for _ in batch]
     cc.runs = drop_runs
     os.environ["FIDELITY_CC"] = "ccs=reno flows=1 losses=0 tdfs=1,10 reps=2 seconds=4 fast=none ref_again=false"
     ctx3 = types.SimpleNamespace(out=Path(tempfile.mkdtemp()), log=lambda *a: None, short=False)
@@ -171,6 +189,9 @@ for name, drops, want in (("no drops", 0, True), ("a dilated batch that dropped"
     dc = {c["what"].split(":")[0]: c["passed"] for c in res.checks if "backlog" in c["what"]}
     check(f"the report's backlog check, {name}: TDF 10 {'passes' if want else 'fails'}, TDF 1 passes",
           dc == {"TDF 1": True, "TDF 10": want}, f"{res.checks}")
+ev_table = next(t for t in res.tables if t["title"].startswith("The senders' TCP events"))
+check("the senders' events: a row per cell and TDF, sums over its runs (RTOs 2 x TDF, recoveries 2 x 2)",
+      [r[3:9] for r in ev_table["rows"]] == [[1, 2, 2, 2, 2, 4], [10, 2, 20, 2, 2, 4]], f"{ev_table['rows']}")
 # the KS half of the criterion: D within 1% (stats.ks_within)
 rng = np.random.default_rng(11)
 same = worse = 0
