@@ -301,7 +301,7 @@ def _load_raw(path, tdf1_only=False, shape=None):
         if shape is not None and r.get("shape") != shape:
             continue
         res = {k: r[k] for k in ("goodput", "seconds", "omitted", "retransmits")}
-        res.update({k: r[k] for k in ("backlog_drops", "setup_drops", "sender") if k in r})  # since part 9, 10
+        res.update({k: r[k] for k in ("backlog_drops", "setup_drops", "sender") if k in r})  # none before 2026-12-07
         out[(Spec(*r["spec"]), r["tdf"], tdf1_only or r.get("again", False))] = res
     return out
 
@@ -398,7 +398,7 @@ def run(ctx, res):
         res.params["FIDELITY_CC"] = os.environ["FIDELITY_CC"]
     got, fast_specs = measure(ctx, p)
     res.data.append(f"{NAME}-raw.jsonl")  # every run, for raw= (measure() wrote it)
-    rows, ctrl_rows, same_rows, dd_rows, csv_rows = [], [], [], [], []
+    rows, ctrl_rows, same_rows, dd_rows, csv_rows, event_rows = [], [], [], [], [], []
     for nflows in p["flows"]:
         for loss in p["losses"]:
             for cc in p["ccs"]:
@@ -419,6 +419,9 @@ def run(ctx, res):
                                  whole])
                     csv_rows += [[cc, nflows, loss, tdf, i, j, x] for i, r in enumerate(rs[tdf])
                                  for j, x in enumerate(r["seconds"])]
+                    ev = [r["sender"] for r in rs[tdf] if "sender" in r]  # none in runs from before 2026-12-07
+                    if ev:
+                        event_rows.append([cc, nflows, f"{loss:g}%", tdf, len(ev)] + _event_sums(ev))
                     ctx.log(f"   {cc}, {nflows} flow(s), loss {loss:g}%, TDF {tdf}: "
                             f"{' '.join(fmt(x, 2) for x in g[tdf])} Mbit/s (mean {fmt(s['mean'])}"
                             + (f", {pct(d)} vs TDF 1, KS D {fmt(D)}, D±{p['ks_tol']:.0%} {fmt(Dt)})"
@@ -472,7 +475,12 @@ def run(ctx, res):
                   ctrl_rows)
     res.csv("seconds", ["cc", "flows", "loss_pct", "tdf", "run", "second", "mbit_s"], csv_rows)
     host_drops(res, p, got)
-    sender_events(res, p, got)
+    if event_rows:
+        res.table("The senders' TCP events (TcpExt of each sender's namespace, summed over the runs; "
+                  "qdisc drops: the sender's netem, random loss and its queue limit together; reported, "
+                  "not judged: with the same seeds, where a TDF-k cell repairs its losses otherwise than TDF 1)",
+                  ["cc", "flows", "loss", "TDF", "runs", "RTOs", "spurious RTOs", "loss probes",
+                   "fast recoveries", "fast retransmits", "lost retransmits", "qdisc drops"], event_rows)
     if fast_specs:
         fast(ctx, res, p, got, fast_specs)
 
@@ -498,32 +506,13 @@ def host_drops(res, p, got):
                    "most a batch dropped during set-up"], rows)
 
 
-def sender_events(res, p, got):
-    """How the senders repaired their losses, per cell and TDF (sums over the
-    runs; reported, not judged): with the same seeds a TDF-k cell that
-    differs from TDF 1 in RTOs, loss probes or queue drops says where the
-    difference comes from. Runs measured before this was recorded are left
-    out."""
-    keys = ("TCPTimeouts", "TCPSpuriousRTOs", "TCPLossProbes", "recoveries", "TCPFastRetrans", "TCPLostRetransmit",
-            "qdisc_drops")
-    rows = []
-    for nflows in p["flows"]:
-        for loss in p["losses"]:
-            for cc in p["ccs"]:
-                for tdf in p["tdfs"]:
-                    ev = [got[(Spec(cc, nflows, loss, rep, p["rate"]), tdf, False)].get("sender")
-                          for rep in range(p["reps"])]
-                    ev = [e for e in ev if e]
-                    if not ev:
-                        continue
-                    tot = {k: sum(e.get(k, 0) for e in ev) for k in netutil.SENDER_EVENTS + ("qdisc_drops",)}
-                    tot["recoveries"] = tot["TCPSackRecovery"] + tot["TCPRenoRecovery"]
-                    rows.append([cc, nflows, f"{loss:g}%", tdf, len(ev)] + [tot[k] for k in keys])
-    if rows:
-        res.table("The senders' TCP events (TcpExt of each sender's namespace, summed over the runs; "
-                  "qdisc drops: the sender's netem, random loss and its queue limit together)",
-                  ["cc", "flows", "loss", "TDF", "runs", "RTOs", "spurious RTOs", "loss probes",
-                   "fast recoveries", "fast retransmits", "lost retransmits", "qdisc drops"], rows)
+def _event_sums(events):
+    """The senders' events of a cell's runs (netutil.sender_events), summed
+    in the order of the report's table."""
+    tot = {k: sum(e.get(k, 0) for e in events) for k in netutil.SENDER_EVENTS + ("qdisc_drops",)}
+    return [tot["TCPTimeouts"], tot["TCPSpuriousRTOs"], tot["TCPLossProbes"],
+            tot["TCPSackRecovery"] + tot["TCPRenoRecovery"], tot["TCPFastRetrans"], tot["TCPLostRetransmit"],
+            tot["qdisc_drops"]]
 
 
 def fast(ctx, res, p, got, fast_specs):
