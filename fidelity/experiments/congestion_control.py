@@ -234,7 +234,7 @@ def runs(ctx, tdf, specs, p):
         for r, _ in pairs:
             r.go()
         out = []
-        for (r, snd), spec in zip(pairs, specs):
+        for (r, _), spec in zip(pairs, specs):
             rc = r.wait(timeout=120 + 2 * tdf * (p["seconds"] + p["omit"] + 5))
             if rc != 0:
                 raise RuntimeError(f"iperf3 client failed (rc {rc}): {r.stdout()[-300:]}{r.stderr()[-300:]}")
