@@ -6,8 +6,10 @@
  * (QEMU TCG) a vCPU can stop running for hundreds of ms while its host
  * thread waits; every timer of the guest on that CPU then fires late by as
  * much. A late timer on a CPU whose witness saw no stall is the kernel's
- * doing; a late timer while a witness stalled for at least that long is
- * the machine's, and a test may measure again.
+ * doing; a late timer while a witness stalled long enough to explain it
+ * is the machine's, and a test may measure again. How much lateness a
+ * stall explains is the test's to say: one before a factor increase
+ * moves a dilated namespace's deadline, and the new factor stretches that.
  *
  * Sleeps of the witness's own clock, CLOCK_MONOTONIC of the test process:
  * it must run in the root time namespace (undilated).
