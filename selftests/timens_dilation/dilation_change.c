@@ -1320,15 +1320,39 @@ static i64 due_host_ns(const struct change_case *c, i64 at)
 }
 
 /*
+ * The bounds a case missed. A stall of the machine can only make a wait
+ * end late: an early end, an error or a wrong count is never its doing.
+ */
+struct misses {
+	int ok;		/* no bound missed */
+	int only_late;	/* every bound missed is an upper one */
+	i64 late_by;	/* host time past the furthest upper bound missed */
+};
+
+/* A miss no stall explains: an early end, an error, a wrong count. */
+static void miss(struct misses *m)
+{
+	m->ok = 0;
+	m->only_late = 0;
+}
+
+/* An upper bound missed by @by ns of host time. */
+static void miss_late(struct misses *m, i64 by)
+{
+	m->ok = 0;
+	if (by > m->late_by)
+		m->late_by = by;
+}
+
+/*
  * After a failed case: what the stall witness saw while it ran, and whether
  * to measure it again (see TRIES): only if every bound it missed is an
- * upper one, by at most @late_by ns of host time in all, and a CPU stalled
- * long enough to explain that. A stall of s ns of host time makes a wait
- * end up to s late; at most s * f2 / f1 if it came at the old factor f1
- * and moved the end of the wait in the namespace's time.
+ * upper one, by at most m->late_by ns of host time in all, and a CPU
+ * stalled long enough to explain that. A stall of s ns of host time makes
+ * a wait end up to s late; at most s * f2 / f1 if it came at the old
+ * factor f1 and moved the end of the wait in the namespace's time.
  */
-static int again_after_stall(const struct change_case *c, int only_late, i64 late_by,
-			     int try)
+static int again_after_stall(const struct change_case *c, const struct misses *m, int try)
 {
 	long double stretch = c->f2 > c->f1 ? c->f2 / c->f1 : 1;
 	int cpu;
@@ -1336,10 +1360,10 @@ static int again_after_stall(const struct change_case *c, int only_late, i64 lat
 
 	ksft_print_msg("  stall witness: CPU %d stalled %lld ms: up to %lld ms late (try %d/%d)\n",
 		       cpu, stalled / NSEC_PER_MSEC, explains / NSEC_PER_MSEC, try, TRIES);
-	if (!only_late || late_by <= 0 || explains < late_by || try >= TRIES)
+	if (!m->only_late || m->late_by <= 0 || explains < m->late_by || try >= TRIES)
 		return 0;
 	ksft_print_msg("  %lld ms past its bound, which the stall explains: measured again\n",
-		       late_by / NSEC_PER_MSEC);
+		       m->late_by / NSEC_PER_MSEC);
 	return 1;
 }
 
@@ -1351,9 +1375,11 @@ static int again_after_stall(const struct change_case *c, int only_late, i64 lat
 static int periodic_check(const struct change_case *c, const struct result *r,
 			  i64 at, i64 after, i64 host, int try)
 {
-	i64 lo = HOST_EARLY_NS, late_by = 0;
-	i64 due, old_expiry, ns_then;
-	int ok = !r->err, only_late = ok;
+	struct misses m = { .ok = 1, .only_late = 1 };
+	i64 lo = HOST_EARLY_NS, due, old_expiry, ns_then;
+
+	if (r->err)
+		miss(&m);
 
 	ksft_print_msg("%s, TDF %s -> %s at host +%lld ms: %lld expirations in %d reads, %lld.%03lld ms of namespace time, least margin %lld us\n",
 		       how_name[c->how], c->tdf1, c->tdf2, at / NSEC_PER_MSEC, r->ticks, r->reads,
@@ -1361,8 +1387,7 @@ static int periodic_check(const struct change_case *c, const struct result *r,
 	if (r->margin < 0) {
 		ksft_print_msg("  EARLY: an expiration came %lld us of namespace time before its period ended\n",
 			       -r->margin / 1000);
-		ok = 0;
-		only_late = 0;
+		miss(&m);
 	}
 	if (c->f2 >= c->f1) {
 		/* up: the periods after the change last 10 times longer in host time */
@@ -1372,9 +1397,8 @@ static int periodic_check(const struct change_case *c, const struct result *r,
 			ksft_print_msg("  late: %lld expirations after %lld us (bound %lld us)\n",
 				       r->ticks, r->elapsed / 1000, (r->ticks * PER_NS + LATE_NS) / 1000);
 			if (r->ticks < PER_TICKS)
-				only_late = 0;
-			late_by = (i64)((r->elapsed - r->ticks * PER_NS - LATE_NS) * c->f2);
-			ok = 0;
+				miss(&m);
+			miss_late(&m, (i64)((r->elapsed - r->ticks * PER_NS - LATE_NS) * c->f2));
 		}
 	} else {
 		/* down: the period in progress ends at its host expiry, the next ones are short */
@@ -1390,8 +1414,7 @@ static int periodic_check(const struct change_case *c, const struct result *r,
 		if (r->ticks < r->before / PER_NS - 1) {
 			ksft_print_msg("  %lld expirations counted where %lld periods had passed in the namespace\n",
 				       r->ticks, r->before / PER_NS);
-			ok = 0;
-			only_late = 0;
+			miss(&m);
 		}
 	}
 	ksft_print_msg("  %lld ms of host time (due %lld ms)\n", host / NSEC_PER_MSEC,
@@ -1400,14 +1423,13 @@ static int periodic_check(const struct change_case *c, const struct result *r,
 		ksft_print_msg("  host time %lld ms outside [%lld, %lld] ms\n", host / NSEC_PER_MSEC,
 			       (due - lo) / NSEC_PER_MSEC, (due + HOST_LATE_NS) / NSEC_PER_MSEC);
 		if (host < due - lo)
-			only_late = 0;
-		else if (host - due - HOST_LATE_NS > late_by)
-			late_by = host - due - HOST_LATE_NS;
-		ok = 0;
+			miss(&m);
+		else
+			miss_late(&m, host - due - HOST_LATE_NS);
 	}
-	if (!ok && again_after_stall(c, only_late, late_by, try))
+	if (!m.ok && again_after_stall(c, &m, try))
 		return 0;
-	ksft_test_result(ok, "%s across TDF %s -> %s: no expiry early, periods in the namespace's time\n",
+	ksft_test_result(m.ok, "%s across TDF %s -> %s: no expiry early, periods in the namespace's time\n",
 			 how_name[c->how], c->tdf1, c->tdf2);
 	return 1;
 }
@@ -1449,9 +1471,12 @@ static i64 early_allowed(const struct change_case *c)
 static int set_before_check(const struct change_case *c, const struct result *r,
 			    i64 hc1, i64 h1, int try)
 {
-	i64 tick = tick_ns(), due = hc1 + (i64)(D_NS * c->f2), late_by = 0;
+	i64 tick = tick_ns(), due = hc1 + (i64)(D_NS * c->f2);
 	i64 ns_lo = D_NS - (i64)(tick / c->f2), ns_hi = D_NS + (i64)(HOST_LATE_NS / c->f2);
-	int ok = !r->err, only_late = ok;
+	struct misses m = { .ok = 1, .only_late = 1 };
+
+	if (r->err)
+		miss(&m);
 
 	ksft_print_msg("%s set at TDF %s, waited at %s: %lld.%03lld ms of namespace time, %lld.%03lld ms of host time from the change (due %lld ms); the option reads %lld us%s%s\n",
 		       how_name[c->how], c->tdf1, c->tdf2,
@@ -1461,17 +1486,15 @@ static int set_before_check(const struct change_case *c, const struct result *r,
 		       r->err ? ", " : "", r->err ? strerror(r->err) : "");
 	if (r->opt != D_NS) {
 		ksft_print_msg("  the option does not read back as set (%lld us)\n", D_NS / 1000);
-		ok = 0;
-		only_late = 0;
+		miss(&m);
 	}
 	if (r->elapsed < ns_lo || r->elapsed > ns_hi) {
 		ksft_print_msg("  %s: namespace time outside [%lld, %lld] us\n",
 			       r->elapsed < ns_lo ? "EARLY" : "late", ns_lo / 1000, ns_hi / 1000);
 		if (r->elapsed < ns_lo)
-			only_late = 0;
+			miss(&m);
 		else
-			late_by = (i64)((r->elapsed - ns_hi) * c->f2);
-		ok = 0;
+			miss_late(&m, (i64)((r->elapsed - ns_hi) * c->f2));
 	}
 	if (h1 < due - tick - PREDICT_EARLY_NS || h1 > due + HOST_LATE_NS) {
 		ksft_print_msg("  host time %lld ms outside [%lld, %lld] ms\n",
@@ -1479,14 +1502,13 @@ static int set_before_check(const struct change_case *c, const struct result *r,
 			       (due - hc1 - tick - PREDICT_EARLY_NS) / NSEC_PER_MSEC,
 			       (due - hc1 + HOST_LATE_NS) / NSEC_PER_MSEC);
 		if (h1 < due - tick - PREDICT_EARLY_NS)
-			only_late = 0;
-		else if (h1 - due - HOST_LATE_NS > late_by)
-			late_by = h1 - due - HOST_LATE_NS;
-		ok = 0;
+			miss(&m);
+		else
+			miss_late(&m, h1 - due - HOST_LATE_NS);
 	}
-	if (!ok && again_after_stall(c, only_late, late_by, try))
+	if (!m.ok && again_after_stall(c, &m, try))
 		return 0;
-	ksft_test_result(ok, "%s set at TDF %s, waited at %s: reads back as set, lasts its time at the new factor\n",
+	ksft_test_result(m.ok, "%s set at TDF %s, waited at %s: reads back as set, lasts its time at the new factor\n",
 			 how_name[c->how], c->tdf1, c->tdf2);
 	return 1;
 }
@@ -1495,11 +1517,11 @@ static int set_before_check(const struct change_case *c, const struct result *r,
 static int run_case(const struct change_case *c, pid_t pid, int cfd, int rfd, int try)
 {
 	i64 h0, hc, hc1, h1, due, bound_lo, bound_hi, old_expiry = (i64)(D_NS * c->f1);
-	i64 late_by = 0;
+	struct misses m = { .ok = 1, .only_late = 1 };
 	struct cmd cmd = { .c = *c };
 	struct result r;
 	char g;
-	int ok = 1, only_late = 1, werr;
+	int werr;
 
 	werr = dil_write(pid, c->tdf1);
 	if (werr)
@@ -1535,7 +1557,7 @@ static int run_case(const struct change_case *c, pid_t pid, int cfd, int rfd, in
 
 	if (werr) {
 		ksft_print_msg("writing %s for the child: %s\n", c->tdf2, strerror(-werr));
-		ok = 0;
+		miss(&m);
 	}
 	if (is_periodic(c->how)) {
 		if (!werr)
@@ -1577,7 +1599,7 @@ static int run_case(const struct change_case *c, pid_t pid, int cfd, int rfd, in
 			       r.elapsed / 1000, r.rem / 1000, sum / 1000, D_NS / 1000);
 		if (r.err != EINTR) {
 			ksft_print_msg("  the signal did not interrupt the sleep\n");
-			ok = 0;
+			miss(&m);
 		}
 		/*
 		 * The time left is computed when the signal wakes the sleep,
@@ -1587,20 +1609,18 @@ static int run_case(const struct change_case *c, pid_t pid, int cfd, int rfd, in
 		 */
 		if (sum < D_NS - NSEC_PER_USEC || sum > D_NS + LATE_NS) {
 			ksft_print_msg("  time left is not the namespace's time to the deadline\n");
-			ok = 0;
+			miss(&m);
 		}
-		ksft_test_result(ok, "%s interrupted after TDF %s -> %s reports the time left in the namespace's time\n",
+		ksft_test_result(m.ok, "%s interrupted after TDF %s -> %s reports the time left in the namespace's time\n",
 				 how_name[c->how], c->tdf1, c->tdf2);
 		return 1;
 	}
 
-	if (r.err || werr) {
-		ok = 0;
-		only_late = 0;
-	} else if (r.elapsed < D_NS - early_allowed(c)) {
+	if (r.err) {
+		miss(&m);
+	} else if (!werr && r.elapsed < D_NS - early_allowed(c)) {
 		ksft_print_msg("  EARLY by %lld us of namespace time\n", (D_NS - r.elapsed) / 1000);
-		ok = 0;
-		only_late = 0;
+		miss(&m);
 	}
 	if (c->f2 >= c->f1) {
 		/* up: ends at the deadline */
@@ -1609,8 +1629,7 @@ static int run_case(const struct change_case *c, pid_t pid, int cfd, int rfd, in
 		if (r.elapsed > D_NS + LATE_NS) {
 			ksft_print_msg("  late by %lld us of namespace time (bound %lld)\n",
 				       (r.elapsed - D_NS) / 1000, LATE_NS / 1000);
-			late_by = (i64)((r.elapsed - D_NS - LATE_NS) * c->f2);
-			ok = 0;
+			miss_late(&m, (i64)((r.elapsed - D_NS - LATE_NS) * c->f2));
 		}
 	} else {
 		/* down: not before the deadline, not after the expiry it was armed with */
@@ -1621,14 +1640,13 @@ static int run_case(const struct change_case *c, pid_t pid, int cfd, int rfd, in
 		ksft_print_msg("  host time %lld ms outside [%lld, %lld] ms\n", (h1 - h0) / NSEC_PER_MSEC,
 			       bound_lo / NSEC_PER_MSEC, bound_hi / NSEC_PER_MSEC);
 		if (h1 - h0 < bound_lo)
-			only_late = 0;
-		else if (h1 - h0 - bound_hi > late_by)
-			late_by = h1 - h0 - bound_hi;
-		ok = 0;
+			miss(&m);
+		else
+			miss_late(&m, h1 - h0 - bound_hi);
 	}
-	if (!ok && again_after_stall(c, only_late, late_by, try))
+	if (!m.ok && again_after_stall(c, &m, try))
 		return 0;
-	ksft_test_result(ok, "%s%s%s across TDF %s -> %s: not early, %s\n",
+	ksft_test_result(m.ok, "%s%s%s across TDF %s -> %s: not early, %s\n",
 			 c->nested ? "nested namespace: " : "", how_name[c->how],
 			 c->ev == AT_STOP_CONT ? " stopped and restarted" : "",
 			 c->tdf1, c->tdf2,
