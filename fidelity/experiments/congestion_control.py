@@ -225,35 +225,46 @@ def runs(ctx, tdf, specs, p):
     left-out seconds' Mbit/s, "retransmits": n, "backlog_drops": packets
     the host's input backlogs dropped while the batch ran, "setup_drops":
     while its nodes were set up (the same for every run of a batch),
-    "sender": the sender's TcpExt events and qdisc drops (netutil.sender_events)}."""
+    "sender": the sender's TcpExt events and qdisc drops (netutil.sender_events),
+    "cpu": the CPUs' load while the batch ran (netutil.cpu_load)}."""
     ctx.n = getattr(ctx, "n", 0) + 1
     with Testbed(ctx.work / f"cc{ctx.n}") as tb, netutil.backlog_at_least(p["backlog"] * len(specs)):
         at_setup = netutil.backlog_drops()
         pairs = [_pair(ctx, tb, i, tdf, spec, p) for i, spec in enumerate(specs)]
         at_go = netutil.backlog_drops()
-        for r, _ in pairs:
-            r.go()
-        out = []
-        for (r, _), spec in zip(pairs, specs):
-            rc = r.wait(timeout=120 + 2 * tdf * (p["seconds"] + p["omit"] + 5))
-            if rc != 0:
-                raise RuntimeError(f"iperf3 client failed (rc {rc}): {r.stdout()[-300:]}{r.stderr()[-300:]}")
-            js = netutil.iperf3_json(r.stdout())
-            secs = [iv["sum"] for iv in js["intervals"] if iv["sum"]["seconds"] > 0.5]
-            seen = js["end"].get("sender_tcp_congestion", "?")
-            if seen not in (spec.cc, "?"):
-                raise RuntimeError(f"sender ran {seen}, not {spec.cc}")
-            out.append({"goodput": js["end"]["sum_received"]["bits_per_second"] / 1e6,
-                        "seconds": [s["bits_per_second"] / 1e6 for s in secs if not s.get("omitted")],
-                        "omitted": [s["bits_per_second"] / 1e6 for s in secs if s.get("omitted")],
-                        "retransmits": js["end"].get("sum_sent", {}).get("retransmits", 0)})
+        with netutil.cpu_load() as cpu:
+            out = _go_and_wait(pairs, specs, tdf, p)
         drops = netutil.backlog_drops() - at_go
         for (_, snd), res in zip(pairs, out):  # every run has ended: the senders' counters are final
             res["sender"] = netutil.sender_events(snd)
     if len(specs) > 1 or drops or at_go > at_setup:
+        busy = "-" if cpu["busy"] is None else f"{cpu['busy']:.0%}"
         ctx.log(f"   batch of {len(specs)} at TDF {tdf}: {drops} packets dropped by the host's input backlog "
-                f"while it ran, {at_go - at_setup} during set-up")
-    return [dict(r, backlog_drops=drops, setup_drops=at_go - at_setup) for r in out]
+                f"while it ran, {at_go - at_setup} during set-up; CPUs {busy} busy, at least 95% in "
+                f"{cpu['full_periods']} of {cpu['periods']} host seconds")
+    return [dict(r, backlog_drops=drops, setup_drops=at_go - at_setup, cpu=cpu) for r in out]
+
+
+def _go_and_wait(pairs, specs, tdf, p):
+    """Start every pair's iperf3 client at once and wait for each: its
+    result as runs() gives it, without the batch's figures."""
+    for r, _ in pairs:
+        r.go()
+    out = []
+    for (r, _), spec in zip(pairs, specs):
+        rc = r.wait(timeout=120 + 2 * tdf * (p["seconds"] + p["omit"] + 5))
+        if rc != 0:
+            raise RuntimeError(f"iperf3 client failed (rc {rc}): {r.stdout()[-300:]}{r.stderr()[-300:]}")
+        js = netutil.iperf3_json(r.stdout())
+        secs = [iv["sum"] for iv in js["intervals"] if iv["sum"]["seconds"] > 0.5]
+        seen = js["end"].get("sender_tcp_congestion", "?")
+        if seen not in (spec.cc, "?"):
+            raise RuntimeError(f"sender ran {seen}, not {spec.cc}")
+        out.append({"goodput": js["end"]["sum_received"]["bits_per_second"] / 1e6,
+                    "seconds": [s["bits_per_second"] / 1e6 for s in secs if not s.get("omitted")],
+                    "omitted": [s["bits_per_second"] / 1e6 for s in secs if s.get("omitted")],
+                    "retransmits": js["end"].get("sum_sent", {}).get("retransmits", 0)})
+    return out
 
 
 def batches(specs, tdf, cap_mbit, max_runs=MAX_PAIRS):
@@ -301,7 +312,7 @@ def _load_raw(path, tdf1_only=False, shape=None):
         if shape is not None and r.get("shape") != shape:
             continue
         res = {k: r[k] for k in ("goodput", "seconds", "omitted", "retransmits")}
-        res.update({k: r[k] for k in ("backlog_drops", "setup_drops", "sender") if k in r})  # none before 2026-12-07
+        res.update({k: r[k] for k in ("backlog_drops", "setup_drops", "sender", "cpu") if k in r})  # none before 2026-12-07
         out[(Spec(*r["spec"]), r["tdf"], tdf1_only or r.get("again", False))] = res
     return out
 
@@ -496,14 +507,19 @@ def host_drops(res, p, got):
         if not rec:
             continue
         hit = sum(1 for r in rec if r["backlog_drops"])
-        rows.append([tdf, len(rec), hit, max(r["backlog_drops"] for r in rec), max(r["setup_drops"] for r in rec)])
+        cpu = [r["cpu"] for r in rec if r.get("cpu", {}).get("busy") is not None]  # none before 2026-12-07
+        rows.append([tdf, len(rec), hit, max(r["backlog_drops"] for r in rec), max(r["setup_drops"] for r in rec),
+                     f"{max(c['busy'] for c in cpu):.0%}" if cpu else "-",
+                     max((f"{c['full_periods']} of {c['periods']}" for c in cpu),
+                         key=lambda f: int(f.split()[0]), default="-")])
         res.check(f"TDF {tdf}: runs whose batch lost packets in the host's input backlog while it ran",
                   f"{hit} of {len(rec)}", hit == 0, "none")
     if rows:
         res.table("The host's input backlog (/proc/net/softnet_stat drops; net.core.netdev_max_backlog at least "
                   f"{p['backlog']} packets a node pair)",
                   ["TDF", "runs recorded", "runs whose batch dropped", "most a batch dropped while running",
-                   "most a batch dropped during set-up"], rows)
+                   "most a batch dropped during set-up", "CPUs busy while a batch ran (most)",
+                   "host seconds a batch ran with the CPUs at least 95% busy (most)"], rows)
 
 
 def _event_sums(events):

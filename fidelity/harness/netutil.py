@@ -4,11 +4,13 @@ import json
 import re
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
 SOFTNET_STAT = Path("/proc/net/softnet_stat")
 MAX_BACKLOG = Path("/proc/sys/net/core/netdev_max_backlog")
+PROC_STAT = Path("/proc/stat")
 
 
 def wait_listen(node, port, timeout=60):
@@ -56,6 +58,46 @@ def backlog_at_least(packets, path=MAX_BACKLOG):
     finally:
         if packets > before:
             Path(path).write_text(f"{before}\n")
+
+
+def cpu_ticks(path=PROC_STAT):
+    """(busy, all): the clock ticks the CPUs have spent since boot, summed
+    over the CPUs, from the first line of /proc/stat (user, nice, system,
+    idle, iowait, irq, softirq, steal; guest time is inside user). Idle and
+    iowait are not busy."""
+    f = [int(x) for x in Path(path).read_text().split("\n", 1)[0].split()[1:9]]
+    return sum(f) - f[3] - f[4], sum(f)
+
+
+@contextlib.contextmanager
+def cpu_load(period=1.0, full=0.95, path=PROC_STAT):
+    """The CPUs' load while the block runs, in the dict it yields, filled in
+    when the block ends: "busy", the share of CPU time not idle (None if no
+    tick passed); "periods", the periods of `period` host seconds sampled
+    (the last one may be shorter); "full_periods", those in which the CPUs
+    were at least `full` busy. A dilated batch needs its CPUs in host time:
+    while they are full, every node's packets wait for a CPU at once, and at
+    TDF 100 a host second of that is 10 ms of the nodes' time."""
+    out = {}
+    samples = [cpu_ticks(path)]
+    stop = threading.Event()
+
+    def sample():
+        while not stop.wait(period):
+            samples.append(cpu_ticks(path))
+
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    try:
+        yield out
+    finally:
+        stop.set()
+        t.join()
+        samples.append(cpu_ticks(path))
+        steps = [(b1 - b0, a1 - a0) for (b0, a0), (b1, a1) in zip(samples, samples[1:])]
+        busy, ticks = samples[-1][0] - samples[0][0], samples[-1][1] - samples[0][1]
+        out.update(busy=busy / ticks if ticks else None, periods=len(steps),
+                   full_periods=sum(1 for b, a in steps if a and b >= full * a))
 
 
 # TcpExt counters a run records of its sender: how its losses were repaired

@@ -31,7 +31,7 @@ def check(desc, ok, why=""):
     print(f"ok {n} {desc}" if ok else f"not ok {n} {desc} # {why}")
 
 
-print("1..22")
+print("1..25")
 
 p48 = stats.ks_same_pass(48, 48, 0.1)
 check("KS: D <= 0.1 for two samples of 48 of one distribution is rare (asymptotic)",
@@ -139,6 +139,23 @@ tmp = Path(tempfile.mkdtemp())
 check("backlog_drops: the second column, hex, summed over the CPUs",
       netutil.backlog_drops(tmp / "softnet_stat") == 63, f"{netutil.backlog_drops(tmp / 'softnet_stat')}")
 
+# the CPUs' load: /proc/stat's first line, idle and iowait not busy; a
+# block's load from the ticks at its start and end (a period longer than the
+# block: no sample between them)
+stat = tmp / "stat"
+stat.write_text("cpu  100 10 40 800 50 5 5 0 7 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n")
+check("cpu_ticks: busy is every column of the cpu line but idle and iowait, up to steal",
+      netutil.cpu_ticks(stat) == (160, 1010), f"{netutil.cpu_ticks(stat)}")
+loads = []
+for busy_after, idle_after in ((160 + 196, 800 + 4), (160 + 100, 800 + 100)):
+    with netutil.cpu_load(period=3600, path=stat) as load:
+        stat.write_text(f"cpu  {busy_after - 60} 10 40 {idle_after} 50 5 5 0 7 0\n")
+    loads.append(load)
+    stat.write_text("cpu  100 10 40 800 50 5 5 0 7 0\n")
+check("cpu_load: the block's busy share; a period at least 95% busy is counted full (98% yes, 50% no)",
+      [(round(x["busy"], 2), x["periods"], x["full_periods"]) for x in loads] == [(0.98, 1, 1), (0.5, 1, 0)],
+      f"{loads}")
+
 # netdev_max_backlog is raised for a batch and put back after it, also when
 # the batch fails; a higher setting is left alone
 mb = tmp / "netdev_max_backlog"
@@ -180,7 +197,8 @@ for name, drops, want in (("no drops", 0, True), ("a dilated batch that dropped"
         ev = {k: 1 for k in netutil.SENDER_EVENTS}
         return [{"goodput": 38.25, "seconds": [38.25] * p["seconds"], "omitted": [], "retransmits": 0,
                  "backlog_drops": drops if tdf == 10 else 0, "setup_drops": 3,
-                 "sender": dict(ev, TCPTimeouts=tdf, qdisc_drops=5)} for _ in batch]
+                 "sender": dict(ev, TCPTimeouts=tdf, qdisc_drops=5),
+                 "cpu": {"busy": 0.5 if tdf == 1 else 0.97, "periods": 40, "full_periods": tdf}} for _ in batch]
     cc.runs = drop_runs
     os.environ["FIDELITY_CC"] = "ccs=reno flows=1 losses=0 tdfs=1,10 reps=2 seconds=4 fast=none ref_again=false"
     ctx3 = types.SimpleNamespace(out=Path(tempfile.mkdtemp()), log=lambda *a: None, short=False)
@@ -189,6 +207,9 @@ for name, drops, want in (("no drops", 0, True), ("a dilated batch that dropped"
     dc = {c["what"].split(":")[0]: c["passed"] for c in res.checks if "backlog" in c["what"]}
     check(f"the report's backlog check, {name}: TDF 10 {'passes' if want else 'fails'}, TDF 1 passes",
           dc == {"TDF 1": True, "TDF 10": want}, f"{res.checks}")
+bl_table = next(t for t in res.tables if t["title"].startswith("The host's input backlog"))
+check("the backlog table: each TDF's busiest batch, CPUs busy and host seconds at least 95% busy",
+      [r[5:] for r in bl_table["rows"]] == [["50%", "1 of 40"], ["97%", "10 of 40"]], f"{bl_table['rows']}")
 ev_table = next(t for t in res.tables if t["title"].startswith("The senders' TCP events"))
 check("the senders' events: a row per cell and TDF, sums over its runs (RTOs 2 x TDF, recoveries 2 x 2)",
       [r[3:9] for r in ev_table["rows"]] == [[1, 2, 2, 2, 2, 4], [10, 2, 20, 2, 2, 4]], f"{ev_table['rows']}")
