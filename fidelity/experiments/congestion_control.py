@@ -508,10 +508,10 @@ def host_drops(res, p, got):
             continue
         hit = sum(1 for r in rec if r["backlog_drops"])
         cpu = [r["cpu"] for r in rec if r.get("cpu", {}).get("busy") is not None]  # none before 2026-12-07
+        fullest = max(cpu, key=lambda c: c["full_periods"], default=None)
         rows.append([tdf, len(rec), hit, max(r["backlog_drops"] for r in rec), max(r["setup_drops"] for r in rec),
                      f"{max(c['busy'] for c in cpu):.0%}" if cpu else "-",
-                     max((f"{c['full_periods']} of {c['periods']}" for c in cpu),
-                         key=lambda f: int(f.split()[0]), default="-")])
+                     f"{fullest['full_periods']} of {fullest['periods']}" if cpu else "-"])
         res.check(f"TDF {tdf}: runs whose batch lost packets in the host's input backlog while it ran",
                   f"{hit} of {len(rec)}", hit == 0, "none")
     if rows:
